@@ -1,0 +1,98 @@
+package domain
+
+import (
+	"regexp"
+	"time"
+)
+
+// DefaultLeaseDuration is the renewable lease length of the design: a holder
+// that stops heartbeating loses the lease at most this long after its last
+// heartbeat.
+const DefaultLeaseDuration = 15 * time.Minute
+
+// LeaseKind says what a lease protects.
+type LeaseKind string
+
+const (
+	// LeaseAnalysis is held by one Analyze browser page; it grants edits.
+	LeaseAnalysis LeaseKind = "analysis"
+	// LeaseTracing is held by one trace job; its ID is the job ID.
+	LeaseTracing LeaseKind = "tracing"
+)
+
+// Lease is the movie's one ownership record.
+//
+// Invariant: a lease is live while Now < ExpiresAt and stale from ExpiresAt on;
+// every read and every transition treats a stale lease as absent, and the next
+// acquiring write replaces it. Nothing ever deletes a row to expire a lease.
+type Lease struct {
+	Kind LeaseKind
+	// ID is a 128-bit random capability (hex). For a tracing lease it is the job
+	// ID. It is returned only to the caller that acquired it.
+	ID          string
+	UserID      string
+	UserName    string
+	AcquiredAt  time.Time
+	HeartbeatAt time.Time
+	ExpiresAt   time.Time
+	// Claimed is set once a worker claimed the tracing job; a job is claimed at
+	// most once, so SQS redelivery is a no-op.
+	Claimed bool
+	// FromFrame is the frame a tracing job was asked to start at.
+	FromFrame int
+}
+
+// LiveAt reports whether the lease is live at now (now < ExpiresAt).
+func (l *Lease) LiveAt(now time.Time) bool {
+	return l != nil && now.Before(l.ExpiresAt)
+}
+
+func (l *Lease) holder() Holder {
+	return Holder{Kind: l.Kind, UserID: l.UserID, UserName: l.UserName, StartedAt: l.AcquiredAt}
+}
+
+// is reports whether l is live at now, of kind k and carries id.
+func (l *Lease) is(k LeaseKind, id string, now time.Time) bool {
+	return l.LiveAt(now) && l.Kind == k && l.ID == id
+}
+
+// User identifies who initiated a lease.
+type User struct {
+	ID   string
+	Name string
+}
+
+var leaseIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// ValidLeaseID reports whether id has the shape of a lease or job ID: 32
+// lowercase hex digits, i.e. 128 random bits.
+func ValidLeaseID(id string) bool { return leaseIDPattern.MatchString(id) }
+
+func validateLeaseID(field, id string) error {
+	if id == "" {
+		return &Error{Code: CodeLeaseRequired, Field: field, Message: "a lease ID is required"}
+	}
+	if !ValidLeaseID(id) {
+		return Invalid(field, "must be 32 lowercase hex digits")
+	}
+	return nil
+}
+
+const maxUserField = 128
+
+func validateUser(u User) error {
+	if u.ID == "" || len(u.ID) > maxUserField {
+		return Invalid("user.id", "must be 1-%d bytes", maxUserField)
+	}
+	if u.Name == "" || len(u.Name) > maxUserField {
+		return Invalid("user.name", "must be 1-%d bytes", maxUserField)
+	}
+	return nil
+}
+
+func validateDuration(d time.Duration) error {
+	if d <= 0 {
+		return Invalid("duration", "lease duration must be positive")
+	}
+	return nil
+}

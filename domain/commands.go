@@ -362,6 +362,16 @@ func (c RenewJob) Apply(m Movie) Movie {
 	return changed(m, c.Now)
 }
 
+// Outcome is the job record a terminal write stores for the job whose lease
+// this is.
+func (l Lease) Outcome(now time.Time, status Status, frames int, summary string) JobRecord {
+	return JobRecord{
+		JobID: l.ID, Status: status, UserID: l.UserID, UserName: l.UserName,
+		FromFrame: l.FromFrame, StartedAt: l.AcquiredAt, FinishedAt: now,
+		Frames: frames, FailureSummary: summary,
+	}
+}
+
 // finish is the terminal write shared by CompleteJob and FailJob: the job's
 // own lease is removed and the outcome recorded. Job is the lease as the
 // worker claimed it; the fence guarantees it is still the stored one.
@@ -369,11 +379,8 @@ func finish(m Movie, job Lease, now time.Time, frames int, status Status, summar
 	m.Lease = nil
 	m.Status = status
 	m.Progress.FramesWritten = frames
-	m.LastJob = &JobRecord{
-		JobID: job.ID, Status: status, UserID: job.UserID, UserName: job.UserName,
-		FromFrame: job.FromFrame, StartedAt: job.AcquiredAt, FinishedAt: now,
-		Frames: frames, FailureSummary: summary,
-	}
+	rec := job.Outcome(now, status, frames, summary)
+	m.LastJob = &rec
 	return changed(m, now)
 }
 
@@ -426,8 +433,11 @@ func (c FailJob) Validate() error {
 func (c FailJob) Decide(m Movie) error { return c.fence().Decide(m) }
 
 func (c FailJob) Apply(m Movie) Movie {
-	return finish(m, c.Job, c.Now, c.FramesWritten, StatusFailed, SanitizeSummary(c.Summary))
+	return finish(m, c.Job, c.Now, c.FramesWritten, StatusFailed, c.SafeSummary())
 }
+
+// SafeSummary is the summary as stored: sanitized, whatever the worker sent.
+func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
 
 func firstError(errs ...error) error {
 	for _, err := range errs {

@@ -1,0 +1,210 @@
+package events
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// Attribute names of a movie item. Condition and update expressions use these
+// constants, so the schema has one spelling.
+const (
+	AttrMovieID         = "movieId"
+	AttrTitle           = "title"
+	AttrFrameCount      = "frameCount"
+	AttrFrameRate       = "frameRate"
+	AttrStatus          = "status"
+	AttrMarkers         = "markers"
+	AttrTrimStart       = "trimStart"
+	AttrTrimEnd         = "trimEnd"
+	AttrCaptureInterval = "captureInterval"
+	AttrLease           = "lease"
+	AttrFramesWritten   = "framesWritten"
+	AttrTotalFrames     = "totalFrames"
+	AttrCleanBefore     = "cleanBefore"
+	AttrLastJob         = "lastJob"
+	AttrVersion         = "version"
+	AttrUpdatedAt       = "updatedAt"
+
+	// Paths inside the lease map.
+	AttrLeaseKind        = AttrLease + ".kind"
+	AttrLeaseID          = AttrLease + ".id"
+	AttrLeaseHeartbeatAt = AttrLease + ".heartbeatAt"
+	AttrLeaseExpiresAt   = AttrLease + ".expiresAt"
+	AttrLeaseClaimed     = AttrLease + ".claimed"
+)
+
+// LeaseItem is the stored lease map. Times are Unix milliseconds so that
+// conditions compare numbers ("lease.expiresAt > :now").
+type LeaseItem struct {
+	Kind        string `dynamodbav:"kind"`
+	ID          string `dynamodbav:"id"`
+	UserID      string `dynamodbav:"userId"`
+	UserName    string `dynamodbav:"userName"`
+	AcquiredAt  int64  `dynamodbav:"acquiredAt"`
+	HeartbeatAt int64  `dynamodbav:"heartbeatAt"`
+	ExpiresAt   int64  `dynamodbav:"expiresAt"`
+	Claimed     bool   `dynamodbav:"claimed"`
+	FromFrame   int    `dynamodbav:"fromFrame"`
+}
+
+// JobItem is the stored outcome of the last finished job.
+type JobItem struct {
+	JobID          string `dynamodbav:"jobId"`
+	Status         string `dynamodbav:"status"`
+	UserID         string `dynamodbav:"userId"`
+	UserName       string `dynamodbav:"userName"`
+	FromFrame      int    `dynamodbav:"fromFrame"`
+	StartedAt      int64  `dynamodbav:"startedAt"`
+	FinishedAt     int64  `dynamodbav:"finishedAt"`
+	Frames         int    `dynamodbav:"frames"`
+	FailureSummary string `dynamodbav:"failureSummary,omitempty"`
+}
+
+// MarkerItem is one stored marker.
+type MarkerItem struct {
+	ID    string  `dynamodbav:"id"`
+	Label string  `dynamodbav:"label"`
+	X     float64 `dynamodbav:"x"`
+	Y     float64 `dynamodbav:"y"`
+}
+
+// MovieItem is the stored movie row.
+type MovieItem struct {
+	MovieID         string       `dynamodbav:"movieId"`
+	Title           string       `dynamodbav:"title"`
+	FrameCount      int          `dynamodbav:"frameCount"`
+	FrameRate       float64      `dynamodbav:"frameRate"`
+	Status          string       `dynamodbav:"status"`
+	Markers         []MarkerItem `dynamodbav:"markers"`
+	TrimStart       int          `dynamodbav:"trimStart"`
+	TrimEnd         int          `dynamodbav:"trimEnd"`
+	CaptureInterval int          `dynamodbav:"captureInterval"`
+	Lease           *LeaseItem   `dynamodbav:"lease,omitempty"`
+	FramesWritten   int          `dynamodbav:"framesWritten"`
+	TotalFrames     int          `dynamodbav:"totalFrames"`
+	CleanBefore     int          `dynamodbav:"cleanBefore"`
+	LastJob         *JobItem     `dynamodbav:"lastJob,omitempty"`
+	Version         int64        `dynamodbav:"version"`
+	UpdatedAt       int64        `dynamodbav:"updatedAt"`
+}
+
+// Millis is the stored form of a time: Unix milliseconds.
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// FromMillis is the inverse of Millis, in UTC.
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// NewLeaseItem converts a domain lease to its stored form.
+func NewLeaseItem(l domain.Lease) LeaseItem {
+	return LeaseItem{
+		Kind: string(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
+		AcquiredAt: Millis(l.AcquiredAt), HeartbeatAt: Millis(l.HeartbeatAt), ExpiresAt: Millis(l.ExpiresAt),
+		Claimed: l.Claimed, FromFrame: l.FromFrame,
+	}
+}
+
+// Lease converts a stored lease to the domain's.
+func (l LeaseItem) Lease() domain.Lease {
+	return domain.Lease{
+		Kind: domain.LeaseKind(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
+		AcquiredAt: FromMillis(l.AcquiredAt), HeartbeatAt: FromMillis(l.HeartbeatAt), ExpiresAt: FromMillis(l.ExpiresAt),
+		Claimed: l.Claimed, FromFrame: l.FromFrame,
+	}
+}
+
+// NewJobItem converts a domain job record to its stored form.
+func NewJobItem(j domain.JobRecord) JobItem {
+	return JobItem{
+		JobID: j.JobID, Status: string(j.Status), UserID: j.UserID, UserName: j.UserName,
+		FromFrame: j.FromFrame, StartedAt: Millis(j.StartedAt), FinishedAt: Millis(j.FinishedAt),
+		Frames: j.Frames, FailureSummary: j.FailureSummary,
+	}
+}
+
+// Job converts a stored job record to the domain's.
+func (j JobItem) Job() domain.JobRecord {
+	return domain.JobRecord{
+		JobID: j.JobID, Status: domain.Status(j.Status), UserID: j.UserID, UserName: j.UserName,
+		FromFrame: j.FromFrame, StartedAt: FromMillis(j.StartedAt), FinishedAt: FromMillis(j.FinishedAt),
+		Frames: j.Frames, FailureSummary: j.FailureSummary,
+	}
+}
+
+// NewMarkerItems converts markers to their stored form (never nil, so the
+// attribute is always a list and "size(markers)" is defined).
+func NewMarkerItems(ms []domain.Marker) []MarkerItem {
+	out := make([]MarkerItem, len(ms))
+	for i, m := range ms {
+		out[i] = MarkerItem{ID: m.ID, Label: m.Label, X: m.X, Y: m.Y}
+	}
+	return out
+}
+
+// NewMovieItem converts a movie to its stored row.
+func NewMovieItem(m domain.Movie) MovieItem {
+	it := MovieItem{
+		MovieID: m.ID, Title: m.Title, FrameCount: m.FrameCount, FrameRate: m.FrameRate,
+		Status: string(m.Status), Markers: NewMarkerItems(m.Settings.Markers),
+		TrimStart: m.Settings.Trim.Start, TrimEnd: m.Settings.Trim.End, CaptureInterval: m.Settings.CaptureInterval,
+		FramesWritten: m.Progress.FramesWritten, TotalFrames: m.Progress.TotalFrames,
+		CleanBefore: m.CleanBefore, Version: m.Version, UpdatedAt: Millis(m.UpdatedAt),
+	}
+	if m.Lease != nil {
+		l := NewLeaseItem(*m.Lease)
+		it.Lease = &l
+	}
+	if m.LastJob != nil {
+		j := NewJobItem(*m.LastJob)
+		it.LastJob = &j
+	}
+	return it
+}
+
+// Movie converts a stored row to the domain's movie.
+func (it MovieItem) Movie() domain.Movie {
+	m := domain.Movie{
+		ID: it.MovieID, Title: it.Title, FrameCount: it.FrameCount, FrameRate: it.FrameRate,
+		Status: domain.Status(it.Status),
+		Settings: domain.Settings{
+			Markers: make([]domain.Marker, len(it.Markers)),
+			Trim:    domain.Trim{Start: it.TrimStart, End: it.TrimEnd}, CaptureInterval: it.CaptureInterval,
+		},
+		Progress:    domain.Progress{FramesWritten: it.FramesWritten, TotalFrames: it.TotalFrames},
+		CleanBefore: it.CleanBefore, Version: it.Version, UpdatedAt: FromMillis(it.UpdatedAt),
+	}
+	for i, mk := range it.Markers {
+		m.Settings.Markers[i] = domain.Marker{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}
+	}
+	if it.Lease != nil {
+		l := it.Lease.Lease()
+		m.Lease = &l
+	}
+	if it.LastJob != nil {
+		j := it.LastJob.Job()
+		m.LastJob = &j
+	}
+	return m
+}
+
+// MarshalMovie encodes a movie as a DynamoDB item.
+func MarshalMovie(m domain.Movie) (map[string]types.AttributeValue, error) {
+	return attributevalue.MarshalMap(NewMovieItem(m))
+}
+
+// UnmarshalMovie decodes a movie item (from GetItem, ALL_OLD/ALL_NEW or a
+// converted stream image). An item without a movie ID is an error.
+func UnmarshalMovie(item map[string]types.AttributeValue) (domain.Movie, error) {
+	var it MovieItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return domain.Movie{}, fmt.Errorf("decode movie item: %w", err)
+	}
+	if it.MovieID == "" {
+		return domain.Movie{}, fmt.Errorf("decode movie item: no %s", AttrMovieID)
+	}
+	return it.Movie(), nil
+}

@@ -1,0 +1,216 @@
+// Package dynamo adapts the domain to DynamoDB: the movie store (one
+// conditional write per transition), the frames store and the table schemas.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
+)
+
+// MovieAPI is the part of the DynamoDB client the movie store uses.
+type MovieAPI interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// MovieStore keeps movies in one table, keyed by movieId.
+type MovieStore struct {
+	client MovieAPI
+	table  string
+}
+
+// NewMovieStore returns a store on the named table.
+func NewMovieStore(client MovieAPI, table string) *MovieStore {
+	return &MovieStore{client: client, table: table}
+}
+
+// ErrDisagreement means DynamoDB refused a write whose precondition the
+// domain accepts on the very item DynamoDB evaluated: the condition
+// expression and the domain rule have drifted apart. It is a bug, never a
+// user error; the differential test exists to keep it from happening.
+var ErrDisagreement = errors.New("dynamo: condition expression disagrees with the domain")
+
+func (s *MovieStore) key(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{events.AttrMovieID: &types.AttributeValueMemberS{Value: id}}
+}
+
+// Get reads a movie with a strongly consistent read.
+func (s *MovieStore) Get(ctx context.Context, id string) (domain.Movie, error) {
+	if !domain.ValidMovieID(id) {
+		return domain.Movie{}, domain.Invalid("movieId", "malformed movie ID")
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: s.key(id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return domain.Movie{}, fmt.Errorf("get movie %s: %w", id, err)
+	}
+	if len(out.Item) == 0 {
+		return domain.Movie{}, &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
+	}
+	return events.UnmarshalMovie(out.Item)
+}
+
+// List returns every movie. The catalogue is small (one row per movie) so a
+// paginated Scan is the honest tool; a catalogue of thousands would add a
+// sparse GSI instead.
+func (s *MovieStore) List(ctx context.Context) ([]domain.Movie, error) {
+	var movies []domain.Movie
+	p := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{TableName: &s.table})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list movies: %w", err)
+		}
+		for _, item := range page.Items {
+			m, err := events.UnmarshalMovie(item)
+			if err != nil {
+				return nil, err
+			}
+			movies = append(movies, m)
+		}
+	}
+	return movies, nil
+}
+
+// Create stores a new movie; it refuses to overwrite an existing one.
+func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
+	item, err := events.MarshalMovie(m)
+	if err != nil {
+		return err
+	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(events.AttrMovieID))).Build()
+	if err != nil {
+		return err
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: item,
+		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return &domain.Error{Code: domain.CodeInvalid, Field: "id", Message: "a movie with this ID exists"}
+	}
+	if err != nil {
+		return fmt.Errorf("create movie %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// Apply commits one command as one conditional UpdateItem and returns the
+// movie as written. On refusal it rebuilds the domain's typed refusal from
+// the item DynamoDB evaluated (ReturnValuesOnConditionCheckFailure ALL_OLD),
+// so a refusal costs no second read.
+//
+// Times are stored as Unix milliseconds. For a stored (whole-millisecond)
+// expiry E, now < E holds exactly when floor_ms(now) < E, so the domain's
+// decision and DynamoDB's never differ by rounding.
+func (s *MovieStore) Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
+	if err := cmd.Validate(); err != nil {
+		return domain.Movie{}, err
+	}
+	if !domain.ValidMovieID(movieID) {
+		return domain.Movie{}, domain.Invalid("movieId", "malformed movie ID")
+	}
+	w, err := writeFor(cmd)
+	if err != nil {
+		return domain.Movie{}, err
+	}
+	expr, err := expression.NewBuilder().WithCondition(w.cond).WithUpdate(w.update).Build()
+	if err != nil {
+		return domain.Movie{}, fmt.Errorf("build expression for %T: %w", cmd, err)
+	}
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: s.key(movieID),
+		ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return domain.Movie{}, refusal(ccf.Item, cmd)
+	}
+	if err != nil {
+		return domain.Movie{}, fmt.Errorf("%T on movie %s: %w", cmd, movieID, err)
+	}
+	return events.UnmarshalMovie(out.Attributes)
+}
+
+// Release applies domain.Release and treats "nothing to release" as
+// success: release is idempotent, and an old page's release never removes a
+// lease that is not its own. It reports whether a lease was removed.
+func (s *MovieStore) Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error) {
+	_, err := s.Apply(ctx, movieID, cmd)
+	switch domain.ErrorCode(err) {
+	case "":
+		return err == nil, err
+	case domain.CodeNotHeld, domain.CodeNotFound:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// decider is the part of a command (or fence) a refusal is rebuilt from.
+type decider interface{ Decide(domain.Movie) error }
+
+// refusal turns the item a failed condition was evaluated on into the
+// domain's refusal for cmd.
+func refusal(old map[string]types.AttributeValue, cmd decider) error {
+	if len(old) == 0 {
+		return &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
+	}
+	m, err := events.UnmarshalMovie(old)
+	if err != nil {
+		return err
+	}
+	if err := cmd.Decide(m); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %T refused by DynamoDB, accepted by the domain on version %d", ErrDisagreement, cmd, m.Version)
+}
+
+// FenceCheck is the ConditionCheck that fences a worker's transactional
+// frame writes on its job's claimed live lease (domain.JobFence). Put it
+// first in a TransactWriteItems so FenceRefusal can find its reason.
+func (s *MovieStore) FenceCheck(movieID string, f domain.JobFence) (types.TransactWriteItem, error) {
+	if err := f.Validate(); err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	expr, err := expression.NewBuilder().WithCondition(fence(f)).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: &s.table, Key: s.key(movieID),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, nil
+}
+
+// FenceRefusal maps a TransactWriteItems error whose first item is a
+// FenceCheck to the domain's refusal (the worker lost its lease), and returns
+// any other error unchanged.
+func FenceRefusal(err error, f domain.JobFence) error {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) || len(tc.CancellationReasons) == 0 {
+		return err
+	}
+	r := tc.CancellationReasons[0]
+	if aws.ToString(r.Code) != "ConditionalCheckFailed" {
+		return err
+	}
+	return refusal(r.Item, f)
+}

@@ -1,0 +1,52 @@
+// Package awsclients builds the SDK clients from the default AWS
+// configuration, pointing them at local emulators when endpoints are set.
+package awsclients
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+)
+
+// Clients are the SDK clients of one process.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	Streams  *dynamodbstreams.Client
+	SQS      *sqs.Client
+}
+
+// New loads the default AWS configuration (in Lambda: the execution role and
+// region) and builds the clients. apiOptions (e.g. a request counter) are
+// added to every client.
+func New(ctx context.Context, c config.Config, apiOptions ...func(*aws.Config)) (Clients, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return Clients{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	for _, o := range apiOptions {
+		o(&cfg)
+	}
+	return FromConfig(cfg, c), nil
+}
+
+// FromConfig builds the clients from an explicit aws.Config.
+func FromConfig(cfg aws.Config, c config.Config) Clients {
+	return Clients{
+		DynamoDB: dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { setEndpoint(&o.BaseEndpoint, c.DynamoDBEndpoint) }),
+		Streams:  dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) { setEndpoint(&o.BaseEndpoint, c.DynamoDBEndpoint) }),
+		SQS:      sqs.NewFromConfig(cfg, func(o *sqs.Options) { setEndpoint(&o.BaseEndpoint, c.SQSEndpoint) }),
+	}
+}
+
+func setEndpoint(dst **string, endpoint string) {
+	if endpoint != "" {
+		*dst = aws.String(endpoint)
+	}
+}

@@ -1,0 +1,403 @@
+package emulators
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// These tests start the real emulators from the repository's .tools/
+// (installing them there first if needed): they are the proof that the
+// harness `make test` runs under works.
+
+func tools(tb testing.TB) string {
+	tb.Helper()
+	dir, err := ToolsDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := EnsureTools(tb.Context(), dir); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+func TestDynamoDBLocal(t *testing.T) {
+	t.Parallel()
+	dir := tools(t)
+	began := time.Now()
+	emu, err := StartDynamoDB(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DynamoDB Local answered at %s after %s", emu.Endpoint(), time.Since(began).Round(time.Millisecond))
+	t.Cleanup(func() { _ = emu.Stop() })
+	assertLoopbackOnly(t, emu.Endpoint())
+
+	ctx := t.Context()
+	db := dynamodb.NewFromConfig(probeConfig(), func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(emu.Endpoint()) })
+	table := "emulators-test"
+	created, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(table),
+		BillingMode:          ddbtypes.BillingModePayPerRequest,
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}},
+		StreamSpecification: &ddbtypes.StreamSpecification{
+			StreamEnabled:  aws.Bool(true),
+			StreamViewType: ddbtypes.StreamViewTypeNewAndOldImages,
+		},
+	})
+	if err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	if aws.ToString(created.TableDescription.LatestStreamArn) == "" {
+		t.Errorf("CreateTable with a StreamSpecification returned no LatestStreamArn")
+	}
+	put := &dynamodb.PutItemInput{
+		TableName:           aws.String(table),
+		Item:                map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "movie-1"}},
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}
+	if _, err := db.PutItem(ctx, put); err != nil {
+		t.Fatalf("first conditional PutItem: %v", err)
+	}
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	if _, err := db.PutItem(ctx, put); !errors.As(err, &ccf) {
+		t.Fatalf("second conditional PutItem: got %v, want ConditionalCheckFailedException", err)
+	}
+
+	// -sharedDb: another access key and region see the same table.
+	other := probeConfig()
+	other.Region = "eu-west-1"
+	got, err := dynamodb.NewFromConfig(other, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(emu.Endpoint()) }).
+		GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(table),
+			Key:       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "movie-1"}},
+		})
+	if err != nil || got.Item == nil {
+		t.Fatalf("GetItem from another region: item %v, err %v; want the item (-sharedDb)", got, err)
+	}
+
+	assertStops(t, emu, func() error { return probeDynamoDB(t.Context(), emu.Endpoint()) })
+}
+
+func TestFauxqs(t *testing.T) {
+	t.Parallel()
+	dir := tools(t)
+	began := time.Now()
+	emu, err := StartSQS(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fauxqs answered at %s after %s", emu.Endpoint(), time.Since(began).Round(time.Millisecond))
+	t.Cleanup(func() { _ = emu.Stop() })
+	assertLoopbackOnly(t, emu.Endpoint())
+
+	ctx := t.Context()
+	q := sqs.NewFromConfig(probeConfig(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(emu.Endpoint()) })
+	created, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName:  aws.String("emulators-test"),
+		Attributes: map[string]string{"VisibilityTimeout": "30"},
+	})
+	if err != nil {
+		t.Fatalf("CreateQueue: %v", err)
+	}
+	queueURL := aws.ToString(created.QueueUrl)
+	if want := emu.Endpoint() + "/000000000000/emulators-test"; queueURL != want {
+		t.Errorf("QueueUrl = %q, want %q", queueURL, want)
+	}
+
+	bodies := map[string]bool{"job-1": true, "job-2": true, "job-3": true}
+	var entries []sqstypes.SendMessageBatchRequestEntry
+	for b := range bodies {
+		entries = append(entries, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(b), MessageBody: aws.String(b)})
+	}
+	sent, err := q.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+	if err != nil {
+		t.Fatalf("SendMessageBatch: %v", err)
+	}
+	if len(sent.Successful) != len(bodies) || len(sent.Failed) != 0 {
+		t.Fatalf("SendMessageBatch: %d successful, %d failed; want %d, 0", len(sent.Successful), len(sent.Failed), len(bodies))
+	}
+
+	received := map[string]bool{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(received) < len(bodies) && time.Now().Before(deadline) {
+		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(queueURL),
+			MaxNumberOfMessages:         10,
+			WaitTimeSeconds:             1,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount},
+		})
+		if err != nil {
+			t.Fatalf("ReceiveMessage: %v", err)
+		}
+		for _, m := range out.Messages {
+			body := aws.ToString(m.Body)
+			if !bodies[body] || received[body] {
+				t.Fatalf("received unexpected or duplicate message %q", body)
+			}
+			if n := m.Attributes["ApproximateReceiveCount"]; n != "1" {
+				t.Errorf("message %q: ApproximateReceiveCount = %q, want 1", body, n)
+			}
+			received[body] = true
+			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatalf("DeleteMessage: %v", err)
+			}
+		}
+	}
+	if len(received) != len(bodies) {
+		t.Fatalf("received %v after 10 s, want all of %v", received, bodies)
+	}
+	attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(queueURL),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		t.Fatalf("GetQueueAttributes: %v", err)
+	}
+	for k, v := range attrs.Attributes {
+		if v != "0" {
+			t.Errorf("after deleting every message, %s = %s, want 0", k, v)
+		}
+	}
+
+	assertStops(t, emu, func() error { return probeSQS(t.Context(), emu.Endpoint()) })
+}
+
+// An emulator that dies under its user is reported by Stop, with its log
+// kept for diagnosis.
+func TestStopReportsAnEmulatorThatDied(t *testing.T) {
+	t.Parallel()
+	emu, err := StartSQS(t.Context(), tools(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(emu.LogPath()) })
+	if err := emu.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-emu.Exited()
+	err = emu.Stop()
+	if err == nil || !strings.Contains(err.Error(), "exited before Stop") || !strings.Contains(err.Error(), emu.LogPath()) {
+		t.Fatalf("Stop after the process died: %v; want an error naming the log", err)
+	}
+	if _, statErr := os.Stat(emu.LogPath()); statErr != nil {
+		t.Errorf("log of a dead emulator was not kept: %v", statErr)
+	}
+}
+
+// A launcher that crashes at startup makes Start fail at once with the tail
+// of the emulator's log, not after the 60 s readiness timeout.
+func TestStartupFailureShowsTheLogTail(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	app := filepath.Join(dir, "node_modules", "fauxqs", "dist", "app.js")
+	if err := os.MkdirAll(filepath.Dir(app), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(app, []byte(`throw new Error("boom from a broken fauxqs");`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	emu, err := StartSQS(t.Context(), dir)
+	if err == nil {
+		emu.Stop()
+		t.Fatal("StartSQS with a broken fauxqs succeeded")
+	}
+	for _, want := range []string{"process exited during startup", "boom from a broken fauxqs", "last lines of"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+	if d := time.Since(began); d > 15*time.Second {
+		t.Errorf("StartSQS took %s to notice the crash", d)
+	}
+}
+
+func TestStartWithoutToolsSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, start := range map[string]func() (*Emulator, error){
+		"DynamoDB": func() (*Emulator, error) { return StartDynamoDB(t.Context(), dir) },
+		"SQS":      func() (*Emulator, error) { return StartSQS(t.Context(), dir) },
+	} {
+		if emu, err := start(); err == nil {
+			emu.Stop()
+			t.Errorf("%s started from an empty tools directory", name)
+		} else if !strings.Contains(err.Error(), "call EnsureTools first") {
+			t.Errorf("%s: error %q does not say to call EnsureTools", name, err)
+		}
+	}
+}
+
+func TestEnsureToolsNamesMissingRuntimes(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no java, node or npm
+	err := EnsureTools(t.Context(), t.TempDir())
+	if err == nil {
+		t.Fatal("EnsureTools with an empty PATH succeeded")
+	}
+	for _, want := range []string{
+		"java not found on PATH",
+		"apt-get install -y openjdk-17-jre-headless",
+		"node not found on PATH",
+		"npm not found on PATH",
+		"Node.js 20 or newer",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestEnsureToolsIsFastWhenInstalled(t *testing.T) {
+	dir := tools(t) // installs if needed
+	began := time.Now()
+	if err := EnsureTools(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("EnsureTools with everything installed took %s", d)
+	}
+}
+
+func TestRuntimeVersionParsing(t *testing.T) {
+	for out, want := range map[string]int{
+		`openjdk version "17.0.15" 2025-04-15`: 17,
+		`java version "1.8.0_392"`:             8,
+		`openjdk version "21" 2023-09-19`:      21,
+		"v20.20.2":                             20,
+		"v18.20.4":                             18,
+	} {
+		got, err := parseMajor(out)
+		if err != nil {
+			t.Errorf("%q: %v", out, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("%q: major %d, want %d", out, got, want)
+		}
+	}
+	if _, err := parseMajor("command not found"); err == nil {
+		t.Error("parseMajor of garbage succeeded")
+	}
+}
+
+// assertStops checks that Stop ends the emulator, removes its log after a
+// clean run, and is idempotent.
+func assertStops(t *testing.T, emu *Emulator, probe func() error) {
+	t.Helper()
+	if err := emu.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	select {
+	case <-emu.Exited():
+	default:
+		t.Fatal("process still running after Stop returned")
+	}
+	if err := emu.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	if err := probe(); err == nil {
+		t.Errorf("%s still answers after Stop", emu.Name())
+	}
+	if _, err := os.Stat(emu.LogPath()); !os.IsNotExist(err) {
+		t.Errorf("log %s still there after a clean Stop (stat: %v)", emu.LogPath(), err)
+	}
+}
+
+// assertLoopbackOnly checks, from the kernel's socket table, that whatever
+// listens on the endpoint's port listens on a loopback address only.
+func assertLoopbackOnly(t *testing.T, endpoint string) {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Hostname() != "127.0.0.1" {
+		t.Errorf("endpoint %s is not on 127.0.0.1", endpoint)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	addrs, err := listeners(port)
+	if err != nil {
+		t.Fatalf("read the socket table: %v", err)
+	}
+	if len(addrs) == 0 {
+		t.Fatalf("nothing listens on port %d", port)
+	}
+	for _, a := range addrs {
+		if !a.IsLoopback() {
+			t.Errorf("port %d listens on %s, not only on loopback (all: %v)", port, a, addrs)
+		}
+	}
+}
+
+// listeners returns the local addresses of the TCP sockets listening on
+// port, from /proc/net/tcp and /proc/net/tcp6.
+func listeners(port int) ([]net.IP, error) {
+	var ips []net.IP
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		s := bufio.NewScanner(f)
+		s.Scan() // header
+		for s.Scan() {
+			fields := strings.Fields(s.Text())
+			if len(fields) < 4 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			hexIP, hexPort, ok := strings.Cut(fields[1], ":")
+			if !ok {
+				continue
+			}
+			if p, err := strconv.ParseUint(hexPort, 16, 16); err != nil || int(p) != port {
+				continue
+			}
+			ip, err := procIP(hexIP)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			ips = append(ips, ip)
+		}
+		f.Close()
+		if err := s.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return ips, nil
+}
+
+// procIP decodes an address of /proc/net/tcp{,6}: 32-bit words in host
+// (little-endian) byte order.
+func procIP(h string) (net.IP, error) {
+	b, err := hex.DecodeString(h)
+	if err != nil || (len(b) != 4 && len(b) != 16) {
+		return nil, fmt.Errorf("bad address %q", h)
+	}
+	ip := make(net.IP, len(b))
+	for w := 0; w < len(b); w += 4 {
+		ip[w], ip[w+1], ip[w+2], ip[w+3] = b[w+3], b[w+2], b[w+1], b[w]
+	}
+	return ip, nil
+}

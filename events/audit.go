@@ -1,0 +1,85 @@
+package events
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// Attribute names of an audit item. The table's key is (movieId, eventKey).
+const (
+	AttrEventKey   = "eventKey"
+	AttrType       = "type"
+	AttrJobID      = "jobId"
+	AttrOccurredAt = "occurredAt"
+)
+
+// OccurredAtLayout is RFC 3339 in UTC with exactly three fractional digits:
+// fixed width, so the strings sort in time order.
+const OccurredAtLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// AuditItem is one row of the audit table: a user-facing record of a trace
+// outcome. It holds no lease ID of an analysis lease, no stack trace and no
+// unsanitized text.
+//
+// The sort key is "<jobId>#<eventType>": exactly one item per job and event
+// type, so the conditional put (attribute_not_exists) that writes it makes
+// the table itself reject a second copy, whatever a replay or a future
+// change to how event times are derived does. Readers wanting a timeline
+// Query one movie and order by occurredAt (fixed-width, sortable).
+type AuditItem struct {
+	MovieID    string `dynamodbav:"movieId"`
+	EventKey   string `dynamodbav:"eventKey"`
+	Type       string `dynamodbav:"type"`
+	JobID      string `dynamodbav:"jobId"`
+	UserID     string `dynamodbav:"userId"`
+	UserName   string `dynamodbav:"userName"`
+	OccurredAt string `dynamodbav:"occurredAt"`
+	FromFrame  int    `dynamodbav:"fromFrame"`
+	Version    int64  `dynamodbav:"version"`
+	// Summary is set for failed and abandoned jobs only, sanitized again
+	// (domain.SanitizeSummary) whatever the row held.
+	Summary string `dynamodbav:"summary,omitempty"`
+}
+
+// AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
+func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
+
+// NewAuditItem returns the audit item of an event. It is a pure function of
+// the event, so a replayed record yields the same item.
+func NewAuditItem(e Event) AuditItem {
+	it := AuditItem{
+		MovieID: e.MovieID, EventKey: e.AuditKey(), Type: string(e.Type), JobID: e.JobID,
+		UserID: e.UserID, UserName: e.UserName, OccurredAt: e.At.UTC().Format(OccurredAtLayout),
+		FromFrame: e.FromFrame, Version: e.Version,
+	}
+	if e.Type == TracingFailed || e.Type == TracingAbandoned {
+		it.Summary = domain.SanitizeSummary(e.Summary)
+	}
+	return it
+}
+
+// MarshalAuditItem encodes an event's audit item as a DynamoDB item.
+func MarshalAuditItem(e Event) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(NewAuditItem(e))
+	if err != nil {
+		return nil, fmt.Errorf("encode audit item: %w", err)
+	}
+	return item, nil
+}
+
+// UnmarshalAuditItem decodes an audit item (for readers and tests).
+func UnmarshalAuditItem(item map[string]types.AttributeValue) (AuditItem, error) {
+	var it AuditItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return AuditItem{}, fmt.Errorf("decode audit item: %w", err)
+	}
+	return it, nil
+}
+
+// Time parses OccurredAt.
+func (it AuditItem) Time() (time.Time, error) { return time.Parse(OccurredAtLayout, it.OccurredAt) }

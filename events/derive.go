@@ -1,0 +1,117 @@
+package events
+
+import (
+	"time"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// EventType names a domain event. The set is closed.
+type EventType string
+
+const (
+	// TracingStarted: a commit gave the movie a new tracing lease (StartTrace).
+	// It is what enqueues the job.
+	TracingStarted EventType = "movie.tracing.started"
+	// TracingCompleted: the job's terminal write published status traced.
+	TracingCompleted EventType = "movie.tracing.completed"
+	// TracingFailed: the job's terminal write published status tracing_failed
+	// with a sanitized summary.
+	TracingFailed EventType = "movie.tracing.failed"
+	// TracingAbandoned: the job's tracing lease went stale without a terminal
+	// write and a later commit replaced it (a stale takeover). No worker can
+	// finish that job any more, so this is its outcome.
+	TracingAbandoned EventType = "movie.tracing.abandoned"
+)
+
+// Event is a domain event derived from one committed change of a movie row.
+//
+// Every field comes from the row's images, never from the processing clock,
+// so the same stream record always derives the same events. Job IDs are
+// public (users see them); analysis lease IDs never appear in an event.
+type Event struct {
+	Type     EventType `json:"type"`
+	MovieID  string    `json:"movieId"`
+	JobID    string    `json:"jobId"`
+	UserID   string    `json:"userId"`
+	UserName string    `json:"userName"`
+	// At is when it happened: the lease's AcquiredAt (started), the job's
+	// FinishedAt (completed, failed) or the stale lease's ExpiresAt
+	// (abandoned: the moment it stopped being live).
+	At        time.Time `json:"at"`
+	FromFrame int       `json:"fromFrame"`
+	// Version is the movie row's version after the change.
+	Version int64 `json:"version"`
+	// Summary is the sanitized failure summary (failed, abandoned).
+	Summary string `json:"summary,omitempty"`
+}
+
+// Derive returns the events implied by one change of a movie row, in the
+// order they happened (an abandoned job before the job that replaced it).
+// old is nil for a new row; new is nil for a deleted row (no events: the
+// domain never deletes a movie). It is pure.
+//
+// It needs nothing but the two images of the change, so a stream filter may
+// drop any record whose images cannot produce an event: a change derives
+// events only if new.Status is tracing (started), new.Status is traced or
+// tracing_failed (completed, failed), or old has a tracing lease, which
+// implies old.Status is tracing (abandoned).
+func Derive(old, new *domain.Movie) []Event {
+	if new == nil {
+		return nil
+	}
+	var out []Event
+	var oldJob *domain.Lease
+	if old != nil && old.Lease != nil && old.Lease.Kind == domain.LeaseTracing {
+		oldJob = old.Lease
+	}
+	newJob := new.Lease
+	if newJob != nil && newJob.Kind != domain.LeaseTracing {
+		newJob = nil
+	}
+
+	// completed / failed: a job record that was not there before.
+	var finished *domain.JobRecord
+	if j := new.LastJob; j != nil && (old == nil || old.LastJob == nil || old.LastJob.JobID != j.JobID) &&
+		(new.Status == domain.StatusTraced || new.Status == domain.StatusFailed) && j.Status == new.Status {
+		finished = j
+	}
+
+	// abandoned: old's job lease is gone and that job did not finish here.
+	if oldJob != nil && (newJob == nil || newJob.ID != oldJob.ID) && (finished == nil || finished.JobID != oldJob.ID) {
+		out = append(out, Event{
+			Type: TracingAbandoned, MovieID: new.ID, JobID: oldJob.ID,
+			UserID: oldJob.UserID, UserName: oldJob.UserName,
+			At: oldJob.ExpiresAt.UTC(), FromFrame: oldJob.FromFrame, Version: new.Version,
+			Summary: domain.SanitizeSummary(domain.StalledSummary),
+		})
+	}
+
+	if finished != nil {
+		e := Event{
+			Type: TracingCompleted, MovieID: new.ID, JobID: finished.JobID,
+			UserID: finished.UserID, UserName: finished.UserName,
+			At: finished.FinishedAt.UTC(), FromFrame: finished.FromFrame, Version: new.Version,
+		}
+		if finished.Status == domain.StatusFailed {
+			e.Type = TracingFailed
+			e.Summary = domain.SanitizeSummary(finished.FailureSummary)
+		}
+		out = append(out, e)
+	}
+
+	// started: a tracing lease that was not there before.
+	if newJob != nil && new.Status == domain.StatusTracing && (oldJob == nil || oldJob.ID != newJob.ID) {
+		out = append(out, Event{
+			Type: TracingStarted, MovieID: new.ID, JobID: newJob.ID,
+			UserID: newJob.UserID, UserName: newJob.UserName,
+			At: newJob.AcquiredAt.UTC(), FromFrame: newJob.FromFrame, Version: new.Version,
+		})
+	}
+	return out
+}
+
+// Job returns the SQS trace-job body of a started event.
+func (e Event) Job() TraceJob {
+	return TraceJob{MovieID: e.MovieID, JobID: e.JobID, FromFrame: e.FromFrame, Version: e.Version}
+}

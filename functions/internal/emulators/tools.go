@@ -220,8 +220,9 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	_, werr := f.Write(data)
+	merr := f.Chmod(0o644)
 	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, merr, cerr); err != nil {
 		os.Remove(f.Name())
 		return err
 	}

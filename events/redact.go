@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
@@ -64,3 +65,9 @@ func RedactImage(img map[string]lambdaevents.DynamoDBAttributeValue) map[string]
 	out[AttrLease] = lambdaevents.NewMapAttribute(redacted)
 	return out
 }
+
+var idShaped = regexp.MustCompile(`[0-9a-fA-F]{32}`)
+
+// RedactIDs removes everything shaped like a lease or job ID from free text
+// (an error message about a malformed record may quote a value).
+func RedactIDs(s string) string { return idShaped.ReplaceAllString(s, Redacted) }

@@ -1,0 +1,35 @@
+// Command streamprocessor is the Lambda function behind the movies table's
+// stream: it enqueues trace jobs and writes the audit table
+// (see functions/internal/streamproc and docs/stream.md).
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+)
+
+func main() {
+	log := logging.New(os.Stdout, slog.LevelInfo)
+	cfg, err := config.FromProcess(config.EnvAuditTable, config.EnvQueueURL)
+	if err != nil {
+		// A missing setting is a deployment error: fail the init, visibly.
+		log.Error("configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	log = logging.New(os.Stdout, cfg.LogLevel)
+	clients, err := awsclients.New(context.Background(), cfg)
+	if err != nil {
+		log.Error("AWS clients", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	h := streamproc.New(clients.SQS, clients.DynamoDB, cfg.QueueURL, cfg.Tables.Audit, log)
+	lambda.Start(h.Handle)
+}

@@ -317,6 +317,16 @@ func TestRedactRecord(t *testing.T) {
 		NewImage: map[string]lambdaevents.DynamoDBAttributeValue{
 			AttrMovieID: lambdaevents.NewStringAttribute("movie-1"),
 			AttrLease:   lambdaevents.NewStringAttribute("garbage " + lease1), // malformed: not a map
+			AttrTitle:   lambdaevents.NewStringAttribute("misplaced " + lease2),
+			AttrMarkers: lambdaevents.NewListAttribute([]lambdaevents.DynamoDBAttributeValue{
+				lambdaevents.NewMapAttribute(map[string]lambdaevents.DynamoDBAttributeValue{
+					"label": lambdaevents.NewStringSetAttribute([]string{lease1}),
+					lease2:  lambdaevents.NewNumberAttribute("1"),
+				})}),
+			AttrLastJob: lambdaevents.NewMapAttribute(map[string]lambdaevents.DynamoDBAttributeValue{
+				"jobId":          lambdaevents.NewStringAttribute(job1),
+				"failureSummary": lambdaevents.NewStringAttribute("lost " + lease1),
+			}),
 		},
 		SequenceNumber: "42",
 	}}
@@ -328,7 +338,7 @@ func TestRedactRecord(t *testing.T) {
 	if strings.Contains(s, lease1) || strings.Contains(s, lease2) {
 		t.Fatalf("lease ID in %s", s)
 	}
-	for _, keep := range []string{"movie-1", "Alice", `"42"`, "analysis", Redacted} {
+	for _, keep := range []string{"movie-1", "Alice", `"42"`, "analysis", Redacted, job1, "misplaced", "lost"} {
 		if !strings.Contains(s, keep) {
 			t.Errorf("redacted record lost %q: %s", keep, s)
 		}

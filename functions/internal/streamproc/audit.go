@@ -68,81 +68,99 @@ type put struct {
 	item types.TransactWriteItem
 }
 
+// auditResult accumulates what writing one chunk did.
+type auditResult struct {
+	written, present int
+	failed           int // lowest record index with an item not written
+}
+
+func (r *auditResult) fail(rec int) { r.failed = min(r.failed, rec) }
+
 func (h *Handler) writeChunk(ctx context.Context, chunk []auditWrite, stop int) (written, present, failed int) {
-	failed = stop
+	res := auditResult{failed: stop}
 	cond := "attribute_not_exists(#k)"
 	names := map[string]string{"#k": events.AttrEventKey}
-	var pending []put
+	var puts []put
 	for _, w := range chunk {
 		if w.rec >= stop {
 			continue
 		}
 		item, err := events.MarshalAuditItem(w.event)
 		if err != nil { // cannot happen for a struct of strings and ints
-			failed = min(failed, w.rec)
+			res.fail(w.rec)
 			continue
 		}
-		pending = append(pending, put{w.rec, types.TransactWriteItem{Put: &types.Put{
+		puts = append(puts, put{w.rec, types.TransactWriteItem{Put: &types.Put{
 			TableName: &h.auditTable, Item: item, ConditionExpression: &cond, ExpressionAttributeNames: names,
 		}}})
 	}
-	// attempt counts the tries that failed for a transient reason (or for
-	// no stated reason); dropping items already present costs none, since
-	// what remains has not been tried on its own yet.
-	for attempt := 1; len(pending) > 0; {
-		items := make([]types.TransactWriteItem, len(pending))
-		for i, p := range pending {
+	h.transact(ctx, puts, 1, &res)
+	return res.written, res.present, res.failed
+}
+
+// transact writes puts as one transaction, retrying what a cancellation
+// leaves: items already present are dropped (they are done), items that
+// would have succeeded are retried at once as a transaction of their own
+// (so that one throttled or conflicting item does not hold back the
+// others), and items that failed for a transient reason are retried after
+// a pause, up to MaxAttempts tries in all.
+func (h *Handler) transact(ctx context.Context, puts []put, attempt int, res *auditResult) {
+	for len(puts) > 0 {
+		items := make([]types.TransactWriteItem, len(puts))
+		for i, p := range puts {
 			items[i] = p.item
 		}
 		_, err := h.audit.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
-			written += len(pending)
-			pending = nil
-			break
+			res.written += len(puts)
+			return
 		}
-		var retry []put
-		transient := true
 		var canceled *types.TransactionCanceledException
-		if errors.As(err, &canceled) && len(canceled.CancellationReasons) == len(pending) {
-			transient = false
+		if errors.As(err, &canceled) && len(canceled.CancellationReasons) == len(puts) {
+			var clean, hot []put
 			for i, r := range canceled.CancellationReasons {
 				switch code := aws.ToString(r.Code); code {
 				case reasonCondition:
-					present++
+					res.present++
 				case "", reasonNone:
-					retry = append(retry, pending[i])
+					clean = append(clean, puts[i])
 				case reasonConflict, reasonThrottling, reasonProvisioned:
-					transient = true
-					retry = append(retry, pending[i])
+					hot = append(hot, puts[i])
 				default: // ValidationError and the like: the same put fails again
 					h.log.WarnContext(ctx, "audit item rejected", slog.String("code", code),
-						slog.String("type", pending[i].typ()), slog.Int("attempt", attempt))
-					failed = min(failed, pending[i].rec)
+						slog.String("type", puts[i].typ()), slog.Int("attempt", attempt))
+					res.fail(puts[i].rec)
 				}
 			}
-			if len(retry) == len(pending) {
-				transient = true // nothing dropped: trying again as is needs a pause
+			switch {
+			case len(clean) == len(puts):
+				// Cancelled with no reason given: retry all after a pause.
+			case len(clean) > 0:
+				// Not tried on their own yet: costs no attempt and no pause.
+				h.transact(ctx, clean, attempt, res)
+				puts = hot
+			default:
+				puts = hot
+			}
+			if len(hot) > 0 {
+				h.log.WarnContext(ctx, "audit items throttled or conflicting", slog.Int("items", len(hot)),
+					slog.Int("attempt", attempt))
 			}
 		} else {
-			h.log.WarnContext(ctx, "TransactWriteItems failed", slog.Int("items", len(pending)),
+			h.log.WarnContext(ctx, "TransactWriteItems failed", slog.Int("items", len(puts)),
 				slog.Int("attempt", attempt), slog.String("code", errorCode(err)))
-			retry = pending
 		}
-		pending = retry
-		if len(pending) == 0 || ctx.Err() != nil {
-			break
+		if len(puts) == 0 {
+			return
 		}
-		if transient {
-			if attempt >= h.attempts() || !h.pause(ctx, attempt) {
-				break
+		if attempt >= h.attempts() || !h.pause(ctx, attempt) {
+			for _, p := range puts {
+				res.fail(p.rec)
 			}
-			attempt++
+			return
 		}
+		attempt++
 	}
-	for _, p := range pending {
-		failed = min(failed, p.rec)
-	}
-	return written, present, failed
 }
 
 func (p put) typ() string {

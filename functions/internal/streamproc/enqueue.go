@@ -64,13 +64,12 @@ func (h *Handler) sendChunk(ctx context.Context, chunk []job, stop int) (sent, f
 			Id: aws.String(j.job.JobID), MessageBody: aws.String(body),
 		})
 	}
+	permanent := map[string]bool{}
 	for attempt := 1; len(entries) > 0; attempt++ {
 		out, err := h.queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.queueURL, Entries: entries})
-		var retry []sqstypes.SendMessageBatchRequestEntry
 		if err != nil {
 			h.log.WarnContext(ctx, "SendMessageBatch failed", slog.Int("entries", len(entries)),
 				slog.Int("attempt", attempt), slog.String("code", errorCode(err)))
-			retry = entries
 		} else {
 			for _, ok := range out.Successful {
 				if _, owed := pending[aws.ToString(ok.Id)]; owed {
@@ -79,18 +78,20 @@ func (h *Handler) sendChunk(ctx context.Context, chunk []job, stop int) (sent, f
 				}
 			}
 			for _, bad := range out.Failed {
-				id := aws.ToString(bad.Id)
-				h.log.WarnContext(ctx, "trace job not enqueued", slog.String("jobId", id),
+				h.log.WarnContext(ctx, "trace job not enqueued", slog.String("jobId", aws.ToString(bad.Id)),
 					slog.String("code", aws.ToString(bad.Code)), slog.Bool("senderFault", bad.SenderFault),
 					slog.Int("attempt", attempt))
 				if bad.SenderFault {
-					continue // the same entry would fail again: leave it pending
+					permanent[aws.ToString(bad.Id)] = true // the same entry would fail again
 				}
-				for _, e := range entries {
-					if aws.ToString(e.Id) == id {
-						retry = append(retry, e)
-					}
-				}
+			}
+		}
+		// Retry what is neither sent nor refused for good, including an
+		// entry the response did not mention at all.
+		var retry []sqstypes.SendMessageBatchRequestEntry
+		for _, e := range entries {
+			if _, owed := pending[aws.ToString(e.Id)]; owed && !permanent[aws.ToString(e.Id)] {
+				retry = append(retry, e)
 			}
 		}
 		if len(retry) == 0 || attempt >= h.attempts() || !h.pause(ctx, attempt) {

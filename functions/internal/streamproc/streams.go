@@ -58,8 +58,8 @@ type StreamReader struct {
 
 type shardState struct {
 	iterator *string // nil once the shard is closed and drained
-	lastSeq  string
-	started  bool
+	lastSeq  string  // the last record read, to resume after an expired iterator
+	started  bool    // an iterator was obtained
 }
 
 // NewStreamReader returns a reader of the stream with the given ARN.
@@ -129,10 +129,7 @@ func (r *StreamReader) discover(ctx context.Context) error {
 
 func (r *StreamReader) readShard(ctx context.Context, id string) ([]lambdaevents.DynamoDBEventRecord, error) {
 	st := r.shards[id]
-	if st.started && st.iterator == nil {
-		return nil, nil // closed and drained
-	}
-	if !st.started || st.iterator == nil {
+	if !st.started {
 		if err := r.resetIterator(ctx, id, st); err != nil {
 			return nil, err
 		}

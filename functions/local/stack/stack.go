@@ -1,0 +1,348 @@
+// Package stack is the local stack behind `make run`: given a DynamoDB
+// endpoint (DynamoDB Local) and an SQS endpoint (the emulator), it creates
+// the tables and the queue, seeds sample movies, and runs in one process
+// what AWS runs as three Lambdas and two event source mappings:
+//
+//   - the browser API handler, over HTTP on 127.0.0.1, with the Analyze page
+//     (package web) at / and the API at /movies... and /openapi.json, the
+//     same paths as in AWS;
+//   - a StreamPoller that reads the movies table's stream with the DynamoDB
+//     Streams API and invokes the stream processor's handler with real
+//     events.DynamoDBEvent batches, honouring BatchItemFailures as the event
+//     source mapping does;
+//   - QueuePollers that long-poll the trace queue and invoke the worker's
+//     handler with real events.SQSEvent batches, deleting only what
+//     succeeded.
+//
+// The API runs with the development identity (DEV_AUTH=1: X-Dev-User and
+// X-Dev-User-Name headers), which the API refuses to enable inside Lambda.
+// Tests start the same stack in-process against their emulators.
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/local/web"
+)
+
+// Options configure a stack. Only the two endpoints are required.
+type Options struct {
+	DynamoDBEndpoint string // e.g. http://127.0.0.1:8000
+	SQSEndpoint      string
+
+	// Addr is where the HTTP server listens; it must be a loopback address.
+	// Default 127.0.0.1:0 (a free port).
+	Addr string
+	// Prefix names the tables and queue (<prefix>-movies, ...); default
+	// "local". Tests sharing one set of emulators use a unique prefix each.
+	Prefix string
+	// LeaseDuration is the analysis and tracing lease length (default
+	// domain.DefaultLeaseDuration, 15 min). Demos and tests make it short
+	// to see a crashed browser's lease expire.
+	LeaseDuration time.Duration
+	// FrameDelay is how long the synthetic tracer takes per frame (default
+	// 40 ms), so that progress is visible; negative means none.
+	FrameDelay time.Duration
+	// Movies are seeded if absent (default SampleMovies); seeding an
+	// existing movie is a no-op, so a restart keeps what was there.
+	Movies []domain.Movie
+	// NoSeed seeds nothing.
+	NoSeed bool
+	// VisibilityTimeout of the trace queue (default 2 min): a message whose
+	// invocation neither deleted it nor finished comes back after it.
+	VisibilityTimeout time.Duration
+	// StreamBatchSize, StreamMaxRetries: as the event source mapping's
+	// BatchSize and MaximumRetryAttempts (defaults 100 and 3).
+	StreamBatchSize  int
+	StreamMaxRetries int
+	// QueueBatchSize and QueueConcurrency: messages per worker invocation
+	// (default 10) and how many invocations may run at once (default 4).
+	QueueBatchSize   int
+	QueueConcurrency int
+	// Log receives the stack's and the handlers' logs (default: discard).
+	Log *slog.Logger
+}
+
+// Stack is a running local stack.
+type Stack struct {
+	// URL is the page's address, e.g. http://127.0.0.1:8080/.
+	URL      string
+	Tables   dynamo.Tables
+	QueueURL string
+	// Clients talk to the same emulators, for tests.
+	DynamoDB *dynamodb.Client
+	Streams  *dynamodbstreams.Client
+	SQS      *sqs.Client
+	Movies   *dynamo.MovieStore
+	// Lease is the lease duration the API grants.
+	Lease time.Duration
+
+	log        *slog.Logger
+	server     *http.Server
+	serveDone  chan error
+	stopPoll   context.CancelFunc // ends polling
+	stopInvoke context.CancelFunc // ends invocations in flight
+	pollers    sync.WaitGroup
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+// Region and credentials of every local client: dummy values that can never
+// reach AWS.
+const Region = "us-east-1"
+
+// LocalConfig is the SDK configuration for the emulators.
+func LocalConfig() aws.Config {
+	return aws.Config{Region: Region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+}
+
+func (o *Options) defaults() error {
+	if o.DynamoDBEndpoint == "" || o.SQSEndpoint == "" {
+		return errors.New("stack: DynamoDBEndpoint and SQSEndpoint are required")
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if err := loopbackOnly(o.Addr); err != nil {
+		return err
+	}
+	if o.Prefix == "" {
+		o.Prefix = "local"
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = domain.DefaultLeaseDuration
+	}
+	if o.FrameDelay == 0 {
+		o.FrameDelay = 40 * time.Millisecond
+	} else if o.FrameDelay < 0 {
+		o.FrameDelay = 0
+	}
+	if o.VisibilityTimeout <= 0 {
+		o.VisibilityTimeout = 2 * time.Minute
+	}
+	if o.QueueConcurrency <= 0 {
+		o.QueueConcurrency = 4
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// loopbackOnly refuses an address that is not on a loopback interface: the
+// stack trusts identity headers, so it must never face a network.
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("stack: address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("stack: address %q is not a loopback address: the local stack trusts X-Dev-User headers and must listen on 127.0.0.1 only", addr)
+}
+
+// Start builds and starts the stack. ctx bounds the startup only; the stack
+// runs until Stop.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	cfg := LocalConfig()
+	ddbEP, sqsEP := opts.DynamoDBEndpoint, opts.SQSEndpoint
+	s := &Stack{
+		Tables:   dynamo.Tables{Movies: opts.Prefix + "-movies", Frames: opts.Prefix + "-frames", Audit: opts.Prefix + "-audit"},
+		DynamoDB: dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = &ddbEP }),
+		Streams:  dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) { o.BaseEndpoint = &ddbEP }),
+		SQS:      sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = &sqsEP }),
+		Lease:    opts.LeaseDuration,
+		log:      opts.Log,
+	}
+	s.Movies = dynamo.NewMovieStore(s.DynamoDB, s.Tables.Movies)
+
+	if err := dynamo.CreateTables(ctx, s.DynamoDB, s.Tables); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	queueURL, queueARN, err := createQueue(ctx, s.SQS, opts.Prefix+"-trace-jobs", opts.VisibilityTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	s.QueueURL = queueURL
+	if !opts.NoSeed {
+		movies := opts.Movies
+		if movies == nil {
+			movies = SampleMovies(time.Now())
+		}
+		if err := seed(ctx, s.Movies, movies); err != nil {
+			return nil, fmt.Errorf("stack: %w", err)
+		}
+	}
+	streamARN, err := streamproc.StreamARN(ctx, s.DynamoDB, s.Tables.Movies)
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+
+	parts, err := wire(s, opts)
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+
+	mux := http.NewServeMux()
+	web.Register(mux)
+	mux.Handle("/", parts.api)
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: listen on %s: %w", opts.Addr, err)
+	}
+	s.URL = "http://" + ln.Addr().String() + "/"
+	s.server = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(opts.Log.Handler(), slog.LevelWarn),
+	}
+	s.serveDone = make(chan error, 1)
+	go func() { s.serveDone <- s.server.Serve(ln) }()
+
+	pollCtx, stopPoll := context.WithCancel(context.Background())
+	invokeCtx, stopInvoke := context.WithCancel(context.Background())
+	s.stopPoll, s.stopInvoke = stopPoll, stopInvoke
+
+	sp := &StreamPoller{
+		Client: s.Streams, StreamARN: streamARN, Handle: parts.stream,
+		Log: opts.Log.With(slog.String("component", "stream-poller")), BatchSize: opts.StreamBatchSize, MaxRetries: opts.StreamMaxRetries,
+	}
+	s.pollers.Go(func() { sp.Run(pollCtx, invokeCtx) })
+	for i := range opts.QueueConcurrency {
+		qp := &QueuePoller{
+			Client: s.SQS, QueueURL: queueURL, QueueARN: queueARN, Region: Region,
+			Handle: parts.worker, Convert: parts.convert, BatchSize: opts.QueueBatchSize,
+			Log: opts.Log.With(slog.String("component", "queue-poller"), slog.Int("poller", i)),
+		}
+		s.pollers.Go(func() { qp.Run(pollCtx, invokeCtx) })
+	}
+	opts.Log.Info("local stack started", slog.String("url", s.URL), slog.String("prefix", opts.Prefix),
+		slog.Duration("lease", opts.LeaseDuration), slog.Duration("frameDelay", opts.FrameDelay))
+	return s, nil
+}
+
+// Grace bounds how long Stop lets handler invocations in flight finish
+// before cancelling their context.
+const Grace = 10 * time.Second
+
+// Stop shuts the HTTP server down (requests in flight finish), stops
+// polling, lets invocations in flight finish for up to Grace and then
+// cancels them. It is safe to call more than once.
+func (s *Stack) Stop() error {
+	s.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var errs []error
+		if err := s.server.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop HTTP server: %w", err))
+		}
+		if err := <-s.serveDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("HTTP server: %w", err))
+		}
+		s.stopPoll()
+		done := make(chan struct{})
+		go func() { s.pollers.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(Grace):
+			s.log.Warn("handler invocations still running after the grace period: cancelling them")
+			s.stopInvoke()
+			<-done
+		}
+		s.stopInvoke()
+		s.stopErr = errors.Join(errs...)
+		s.log.Info("local stack stopped")
+	})
+	return s.stopErr
+}
+
+// createQueue creates the trace queue and its dead-letter queue (as the CDK
+// stack does: five receives, then the DLQ) and returns the queue's URL and
+// ARN. Creating an existing queue with the same attributes is a no-op.
+func createQueue(ctx context.Context, client *sqs.Client, name string, visibility time.Duration) (url, arn string, err error) {
+	dlqURL, dlqARN, err := queue(ctx, client, name+"-dlq", map[string]string{"MessageRetentionPeriod": "1209600"})
+	if err != nil {
+		return "", "", err
+	}
+	_ = dlqURL
+	redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": dlqARN, "maxReceiveCount": "5"})
+	return queue(ctx, client, name, map[string]string{
+		"VisibilityTimeout": strconv.Itoa(int(visibility / time.Second)),
+		"RedrivePolicy":     string(redrive),
+	})
+}
+
+func queue(ctx context.Context, client *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
+	if err != nil {
+		return "", "", fmt.Errorf("create queue %s: %w", name, err)
+	}
+	got, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: out.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("queue %s attributes: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+}
+
+// seed creates each movie unless a movie with its ID exists.
+func seed(ctx context.Context, store *dynamo.MovieStore, movies []domain.Movie) error {
+	for _, m := range movies {
+		err := store.Create(ctx, m)
+		if e, ok := domain.AsError(err); ok && e.Code == domain.CodeInvalid && e.Field == "id" {
+			continue // exists: keep it as it is
+		}
+		if err != nil {
+			return fmt.Errorf("seed movie %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+// SampleMovies are the movies `make run` starts with: short enough that a
+// whole trace takes seconds at the default frame delay, one with a marker
+// placed so a trace can start at once.
+func SampleMovies(now time.Time) []domain.Movie {
+	mk := func(id, title string, frames int, fps float64, markers ...domain.Marker) domain.Movie {
+		m, err := domain.NewMovie(id, title, frames, fps, now)
+		if err != nil {
+			panic(err) // constant input
+		}
+		if markers != nil {
+			m.Settings.Markers = markers
+		}
+		return m
+	}
+	return []domain.Movie{
+		mk("zebrafish-larva", "Zebrafish larva, free swimming", 240, 24, domain.Marker{ID: "m1", Label: "Head", X: 0.42, Y: 0.48}),
+		mk("mouse-open-field", "Mouse, open-field trial", 600, 30),
+		mk("fly-courtship", "Fruit fly courtship", 360, 60),
+	}
+}

@@ -1,0 +1,39 @@
+// Package web is the Analyze page: plain HTML, CSS and JavaScript, embedded
+// in the binary and served by the local stack next to the API. It is the
+// reference client of the browser API (see docs/local.md).
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed index.html app.js style.css
+var files embed.FS
+
+// Files is the page's files: index.html, app.js and style.css.
+func Files() fs.FS { return files }
+
+// Register serves the page on mux: GET / (index.html), GET /app.js and
+// GET /style.css. Every other path is left to the API.
+func Register(mux *http.ServeMux) {
+	static := http.FileServerFS(files)
+	serve := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			// The page is small and changes with the binary: always revalidate.
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = "/" + name
+			if name == "index.html" {
+				r2.URL.Path = "/"
+			}
+			static.ServeHTTP(w, r2)
+		}
+	}
+	mux.HandleFunc("GET /{$}", serve("index.html"))
+	mux.HandleFunc("GET /app.js", serve("app.js"))
+	mux.HandleFunc("GET /style.css", serve("style.css"))
+}

@@ -62,6 +62,10 @@ func New(queue QueueAPI, audit AuditAPI, queueURL, auditTable string, log *slog.
 	}
 }
 
+// deadlineReserve is the time Handle keeps, before the invocation's
+// deadline, to build and return its response.
+const deadlineReserve = time.Second
+
 // jittered is capped exponential backoff with full jitter: 0-50 ms, 0-100 ms, ...
 func jittered(n int) time.Duration {
 	ceiling := min(50*time.Millisecond<<(n-1), time.Second)
@@ -95,6 +99,17 @@ type auditWrite struct {
 // It returns an error only when the failing record has no sequence number
 // to report, so that Lambda retries the whole batch.
 func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+	// Stop a little before Lambda's deadline, so that a slow batch still
+	// reports what it finished instead of timing out as a whole: messages
+	// stop two reserves before it, audit writes (which follow them) one.
+	sendCtx, auditCtx := ctx, ctx
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) > 3*deadlineReserve {
+		var cancel context.CancelFunc
+		sendCtx, cancel = context.WithDeadline(ctx, deadline.Add(-2*deadlineReserve))
+		defer cancel()
+		auditCtx, cancel = context.WithDeadline(ctx, deadline.Add(-deadlineReserve))
+		defer cancel()
+	}
 	recs := ev.Records
 	stop := len(recs) // index of the first record that did not take full effect
 	var jobs []job
@@ -124,9 +139,9 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (la
 		}
 	}
 
-	sent, failedJob := h.enqueue(ctx, jobs, stop)
+	sent, failedJob := h.enqueue(sendCtx, jobs, stop)
 	stop = min(stop, failedJob)
-	written, present, failedAudit := h.writeAudit(ctx, audits, stop)
+	written, present, failedAudit := h.writeAudit(auditCtx, audits, stop)
 	stop = min(stop, failedAudit)
 
 	attrs := []any{

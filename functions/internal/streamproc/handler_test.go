@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -62,8 +63,11 @@ type fakeAudit struct {
 	items    map[string]bool
 }
 
-func (f *fakeAudit) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+func (f *fakeAudit) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	f.requests++
+	if ctx.Err() != nil { // as the SDK does
+		return nil, ctx.Err()
+	}
 	if f.items == nil {
 		f.items = map[string]bool{}
 	}
@@ -271,5 +275,37 @@ func TestEmptyAndUnreportable(t *testing.T) {
 	}
 	if len(q.requests) != 1 {
 		t.Errorf("%d requests after cancellation", len(q.requests))
+	}
+}
+
+// slowQueue takes longer than the invocation has.
+type slowQueue struct{ fakeQueue }
+
+func (s *slowQueue) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, o ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	if len(s.requests) > 0 {
+		<-ctx.Done()
+		s.requests = append(s.requests, in.Entries)
+		return nil, ctx.Err()
+	}
+	return s.fakeQueue.SendMessageBatch(ctx, in, o...)
+}
+
+// TestDeadlineLeavesTimeToReport: a batch that cannot finish before the
+// invocation's deadline reports the first unfinished record in time.
+func TestDeadlineLeavesTimeToReport(t *testing.T) {
+	q, a := &slowQueue{}, &fakeAudit{}
+	h, _ := fakeHandler(q, a)
+	recs := manyStarts(t, 25)
+	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+	defer cancel()
+	resp, err := h.Handle(ctx, lambdaevents.DynamoDBEvent{Records: recs})
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("err %v, ctx %v: the handler ran into the deadline", err, ctx.Err())
+	}
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != recs[10].Change.SequenceNumber {
+		t.Fatalf("reported %+v, want record 10 (the first of the unsent second batch)", resp.BatchItemFailures)
+	}
+	if len(a.items) != 10 {
+		t.Errorf("audit has %d items, want the first 10", len(a.items))
 	}
 }

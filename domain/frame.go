@@ -1,0 +1,49 @@
+package domain
+
+// Frame is the result of tracing one frame of a movie: where each marker was
+// found on the frame with index Index.
+//
+// Invariant: a stored frame carries the ID of the job that wrote it, and a
+// job writes only frames at or after the frame it cleared from (its plan's
+// ClearFrom), after clearing them; so below the movie's CleanBefore every
+// frame belongs to one completed trace, and results never mix two jobs.
+type Frame struct {
+	Index  int
+	JobID  string
+	Points []Point
+}
+
+// Point is one marker's position on a frame, in coordinates normalised to
+// [0, 1] of the frame's width and height (the same space as Marker).
+type Point struct {
+	MarkerID string
+	X, Y     float64
+}
+
+// Validate checks a frame on its own: a frame index of a movie, a job ID, at
+// most MaxMarkers points with unique well-formed marker IDs, coordinates in
+// the frame. A tracer's output is validated before it is stored.
+func (f Frame) Validate() error {
+	if f.Index < 0 || f.Index >= MaxFrameCount {
+		return Invalid("frame.index", "must be 0-%d", MaxFrameCount-1)
+	}
+	if err := validateLeaseID("frame.jobId", f.JobID); err != nil {
+		return err
+	}
+	if len(f.Points) > MaxMarkers {
+		return Invalid("frame.points", "at most %d points", MaxMarkers)
+	}
+	seen := make(map[string]bool, len(f.Points))
+	for _, p := range f.Points {
+		switch {
+		case p.MarkerID == "" || len(p.MarkerID) > MaxMarkerLabel || !movieIDPattern.MatchString(p.MarkerID):
+			return Invalid("frame.points.markerId", "must be 1-%d of A-Z a-z 0-9 _ -", MaxMarkerLabel)
+		case seen[p.MarkerID]:
+			return Invalid("frame.points.markerId", "duplicate marker ID %q", p.MarkerID)
+		case !unit(p.X) || !unit(p.Y):
+			return Invalid("frame.points.x", "coordinates must be within [0, 1]")
+		}
+		seen[p.MarkerID] = true
+	}
+	return nil
+}

@@ -22,6 +22,12 @@ type Command interface {
 // store's conditional writes are tested against.
 func Execute(m *Movie, c Command) (Movie, error) {
 	if err := c.Validate(); err != nil {
+		// Like every other refusal, an invalid command returns the movie
+		// unchanged (it used to return Movie{}, so a caller writing
+		// m, err = Execute(&m, c) lost its movie on bad input).
+		if m != nil {
+			return *m, err
+		}
 		return Movie{}, err
 	}
 	if m == nil {

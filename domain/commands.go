@@ -403,8 +403,11 @@ func (c CompleteJob) fence() JobFence { return JobFence{JobID: c.Job.ID, Now: c.
 
 func (c CompleteJob) Validate() error {
 	var n error
-	if c.FramesWritten < 0 || c.CleanBefore < 0 {
+	switch {
+	case c.FramesWritten < 0:
 		n = Invalid("framesWritten", "must not be negative")
+	case c.CleanBefore < 0:
+		n = Invalid("cleanBefore", "must not be negative")
 	}
 	return firstError(c.fence().Validate(), n)
 }

@@ -216,7 +216,7 @@ async function refreshList(gen) {
     return;
   }
   if (gen !== state.generation) return;
-  const movies = Array.isArray(list) ? list : (list.movies || list.items || []);
+  const movies = (list.movies || []).slice().sort((a, b) => a.title.localeCompare(b.title));
   const rows = movies.map((m) => {
     const lock = m.lock
       ? el('span', { className: 'lock', dataset: { testid: 'lock-' + m.id, kind: m.lock.kind } },
@@ -277,7 +277,9 @@ async function loadMovie(gen) {
   if (m.status !== 'tracing' && job && job.jobId !== state.framesJob) {
     await loadFrames(gen, job.jobId);
   }
-  if (was && was.status === 'tracing' && m.status !== 'tracing') traceFinished(gen, m);
+  // A trace this page saw running (or started: a fast one may end before
+  // the first poll) has ended.
+  if (((was && was.status === 'tracing') || state.startedTrace) && m.status !== 'tracing') traceFinished(gen, m);
 }
 
 // acquire opens the analysis lease; refused, the page is view-only.
@@ -306,7 +308,7 @@ async function acquire(gen, { quiet } = {}) {
 async function heartbeat(gen) {
   if (!state.leaseId || gen !== state.generation) return;
   try {
-    await api('PUT', moviePath(state.movieId) + '/analysis-lease', { leaseId: state.leaseId, body: { leaseId: state.leaseId } });
+    await api('PUT', moviePath(state.movieId) + '/analysis-lease', { leaseId: state.leaseId });
   } catch (err) {
     if (gen !== state.generation) return;
     if (err instanceof APIError && err.status < 500) {
@@ -458,6 +460,7 @@ function renderMovie() {
   slider.max = Math.max(m.frameCount - 1, 0);
   if (state.frame > m.frameCount - 1) state.frame = 0;
   slider.value = state.frame;
+  $('#frame-label').textContent = state.frame;
   draw();
 }
 
@@ -664,11 +667,9 @@ async function loadFrames(gen, jobId) {
   for (let page = 0; page < 10000; page++) {
     const res = await api('GET', moviePath(state.movieId) + '/frames?from=' + from + '&limit=' + FRAME_PAGE);
     if (gen !== state.generation) return;
-    const batch = Array.isArray(res) ? res : (res.frames || []);
-    frames.push(...batch);
-    const next = Array.isArray(res) ? null : (res.nextFrom ?? res.next ?? null);
-    if (next == null || batch.length === 0) break;
-    from = next;
+    frames.push(...(res.frames || []));
+    if (res.next == null) break;
+    from = res.next;
   }
   frames.sort((a, b) => a.frame - b.frame);
   state.frames = frames;
@@ -683,22 +684,44 @@ async function loadFrames(gen, jobId) {
   draw();
 }
 
+// download saves every traced frame as one file. The API pages frames (at
+// most 1000 a request) and needs the identity headers, so the page fetches
+// the pages and hands the browser a Blob: JSON as one {"frames": [...]}
+// document, CSV as the pages' rows under one header line.
 async function download(format) {
   const id = state.movieId;
   if (!id) return;
+  const parts = [];
+  const frames = [];
   try {
-    const res = await api('GET', moviePath(id) + '/frames?from=0&limit=100000' + (format === 'csv' ? '&format=csv' : ''),
-      { accept: format === 'csv' ? 'text/csv' : 'application/json', raw: true });
-    const blob = await res.blob();
-    const url = URL.createObjectURL(blob);
-    const a = el('a', { href: url, download: id + '-frames.' + format });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    let path = moviePath(id) + '/frames?from=0&limit=' + FRAME_PAGE + (format === 'csv' ? '&format=csv' : '');
+    for (let page = 0; path && page < 100000; page++) {
+      if (format === 'csv') {
+        const res = await api('GET', path, { accept: 'text/csv', raw: true });
+        const text = await res.text();
+        parts.push(page === 0 ? text : text.slice(text.indexOf('\n') + 1));
+        const link = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('Link') || '');
+        path = link ? link[1] : null;
+      } else {
+        const res = await api('GET', path);
+        frames.push(...(res.frames || []));
+        path = res.next == null ? null : moviePath(id) + '/frames?from=' + res.next + '&limit=' + FRAME_PAGE;
+      }
+    }
   } catch (err) {
     say(errorText(err), 'error');
+    return;
   }
+  const blob = format === 'csv'
+    ? new Blob(parts, { type: 'text/csv' })
+    : new Blob([JSON.stringify({ movieId: id, frames }, null, 1)], { type: 'application/json' });
+  const url = URL.createObjectURL(blob);
+  const a = el('a', { href: url, download: id + '-frames.' + format });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  say('Downloaded ' + id + '-frames.' + format + '.', 'ok');
 }
 
 $('#download-json').addEventListener('click', () => download('json'));

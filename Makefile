@@ -77,3 +77,95 @@ emulators: withemulators ## Run DynamoDB Local + SQS emulator in the foreground,
 .PHONY: run
 run: ## The local stack (placeholder)
 	@echo "make run: not written yet. For now: make emulators"
+
+# --- Lambda build and CDK ---
+#
+# build/<name>/bootstrap for each function (provided.al2023, arm64), the CDK
+# app in infra/ (cdk.json), one stack per environment: TracingLocks-$(ENV).
+# `synth` runs the Go app directly (Node is needed, the CDK CLI and AWS
+# credentials are not); `deploy` and `diff` hand the synthesized cloud
+# assembly to the CDK CLI. See docs/deploy.md.
+
+##@ Lambda build and CDK
+
+FUNCTIONS       := api streamprocessor worker
+ENV             ?= dev
+CDK_OUT         ?= cdk.out
+CDK_CLI_VERSION ?= 2.1148.1
+# The CDK CLI: an installed `cdk`, else the pinned one through npx.
+CDK             ?= $(if $(shell command -v cdk 2>/dev/null),cdk,npx --yes aws-cdk@$(CDK_CLI_VERSION))
+CDK_FLAGS       ?=
+
+build synth deploy diff: export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+build synth deploy diff: export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+.PHONY: build
+build: $(addprefix build-,$(FUNCTIONS)) ## Build every function into build/<name>/bootstrap (linux/arm64)
+
+build-%: ## Build one function, e.g. make build-worker
+	@mkdir -p build/$*
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$*/bootstrap ./functions/$*
+
+.PHONY: synth
+synth: build ## Synthesize TracingLocks-$(ENV) into cdk.out/, offline (make synth ENV=prod)
+	rm -rf $(CDK_OUT)
+	CDK_OUTDIR=$(CDK_OUT) CDK_CONTEXT_JSON='{"env":"$(ENV)"}' $(GO) run ./infra
+	@echo "synthesized $(CDK_OUT)/TracingLocks-$(ENV).template.json"
+
+.PHONY: deploy
+deploy: synth ## Deploy TracingLocks-$(ENV) (AWS credentials, bootstrapped account; make deploy ENV=prod)
+	$(CDK) deploy --app $(CDK_OUT) $(CDK_FLAGS) TracingLocks-$(ENV)
+
+.PHONY: diff
+diff: synth ## Show what deploying TracingLocks-$(ENV) would change
+	$(CDK) diff --app $(CDK_OUT) $(CDK_FLAGS) TracingLocks-$(ENV)
+
+.PHONY: clean
+clean: ## Remove build/ and cdk.out/
+	rm -rf build $(CDK_OUT) infra/cdk.out
+
+# --- Proof and benchmarks ---
+#
+# `make proof` is the nightly proof suite: PROOF_HISTORIES concurrent
+# histories against DynamoDB Local, each checked for linearizability
+# (porcupine) and for the protocol's invariants, the checker's own tests
+# (functions/internal/proof/...), then the dynamo differential test with
+# RAPID_CHECKS checks. Every part appends `proof-count key=value ...` lines to
+# $(PROOF_COUNTS); cmd/proofsum adds them up into the last line of the
+# output, e.g. `proof: histories=1000 violations=0 ...`. A part added later
+# (fault injection, fuzzing) goes into proof-suite and appends its own counts
+# (faults=N, fuzz_execs=N) to the same file. Failing histories are written to
+# testoutput/proof/ as porcupine's HTML visualization plus a text dump.
+#
+# `make bench` prints one Markdown table: DynamoDB requests and wall time per
+# operation, this project next to the anchors' lock protocol, against the
+# same DynamoDB Local in one process (BENCH_FLAGS, e.g. '-n 500 -takeovers 20').
+
+##@ Proof and benchmarks
+
+PROOF_HISTORIES ?= 1000
+RAPID_CHECKS    ?= 2000
+PROOF_TIMEOUT   ?= 3h
+PROOF_COUNTS    := $(CURDIR)/testoutput/proof/counts.txt
+BENCH_FLAGS     ?=
+
+.PHONY: proof
+proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=2000); the last line sums the counts
+	@mkdir -p $(dir $(PROOF_COUNTS)) && rm -f $(PROOF_COUNTS)
+	@status=0; \
+	$(WITHEMULATORS) -- $(MAKE) proof-suite || status=$$?; \
+	$(GO) run ./functions/internal/proof/cmd/proofsum $(PROOF_COUNTS) || { [ $$status -ne 0 ] || status=1; }; \
+	exit $$status
+
+# The parts of `make proof`, run under the emulators it starts.
+.PHONY: proof-suite
+proof-suite:
+	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) \
+		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
+	$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^TestConditionsAgreeWithTheDomain$$' ./functions/internal/dynamo \
+		-args -rapid.checks=$(RAPID_CHECKS)
+	@echo "proof-count differential_checks=$(RAPID_CHECKS)" >> $(PROOF_COUNTS)
+
+.PHONY: bench
+bench: withemulators ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol
+	$(WITHEMULATORS) -- $(GO) run ./functions/internal/proof/cmd/benchtable $(BENCH_FLAGS)

@@ -1,0 +1,51 @@
+// Command worker is the Lambda function behind the trace-job queue: it
+// claims each job once, writes its frames fenced on the job's lease and
+// publishes the terminal state (see functions/internal/worker and
+// docs/worker.md). The tracer is the built-in synthetic one
+// (functions/internal/tracer), configured by TRACER_FRAME_DELAY and
+// TRACER_FAIL_AT_FRAME.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/tracer"
+	"github.com/movietrace/tracinglocks/functions/internal/worker"
+)
+
+func main() {
+	log := logging.New(os.Stdout, slog.LevelInfo)
+	// A missing or malformed setting is a deployment error: fail the init, visibly.
+	cfg, err := config.FromProcess(config.EnvMoviesTable, config.EnvFramesTable)
+	if err != nil {
+		log.Error("configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	log = logging.New(os.Stdout, cfg.LogLevel)
+	tr, err := tracer.SyntheticFromEnv(os.Getenv)
+	if err != nil {
+		log.Error("tracer configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	clients, err := awsclients.New(context.Background(), cfg)
+	if err != nil {
+		log.Error("AWS clients", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	w := worker.New(dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies),
+		dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames), tr, log)
+	if err := w.Configure(cfg, os.Getenv); err != nil {
+		log.Error("worker configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	w.Queue = clients.SQS
+	lambda.Start(w.Handle)
+}

@@ -1,0 +1,446 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/internal/tracer"
+	"github.com/movietrace/tracinglocks/functions/internal/worker"
+)
+
+// TestInjectedFailureEndsTracingFailedWithAuditItem runs the whole chain on
+// the emulators: the API's StartTrace commit, the stream processor on the
+// table's real stream (job message + started audit item), the worker on the
+// message received from the SQS emulator with an injected failure at frame
+// 120, and the stream processor again, which projects movie.tracing.failed
+// with the sanitized summary.
+func TestInjectedFailureEndsTracingFailedWithAuditItem(t *testing.T) {
+	e := newEnv(t)
+	e.newQueue(60 * time.Second)
+	ctx := context.Background()
+	e.createMovie("m7", 300)
+	arn, err := streamproc.StreamARN(ctx, e.ddb, e.tables.Movies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := streamproc.NewStreamReader(testenv.Streams(t), arn)
+	sp := streamproc.New(e.sqs, e.ddb, e.queueURL, e.tables.Audit, logging.New(e.logs, slog.LevelInfo))
+	stream := func() {
+		t.Helper()
+		recs, err := reader.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := sp.Handle(ctx, lambdaevents.DynamoDBEvent{Records: recs})
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("stream processor: %+v %v", resp, err)
+		}
+	}
+
+	job := e.start("m7", alice, 0, time.Now(), lease)
+	stream()
+	msgs := e.receive(1, 10*time.Second)
+	if len(msgs) != 1 {
+		t.Fatalf("the stream processor enqueued %d messages", len(msgs))
+	}
+	if got, err := events.DecodeTraceJob(msgs[0].Body); err != nil || got != job {
+		t.Fatalf("enqueued %+v (%v), want %+v", got, err, job)
+	}
+
+	tw := e.newWorker(tracer.NewSynthetic(tracer.WithFailureAt(120)), lease)
+	resp, err := tw.Handle(ctx, lambdaevents.SQSEvent{Records: msgs})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("worker: %+v %v", resp, err)
+	}
+	e.deleteMessages(msgs, resp)
+
+	const summary = "The tracer failed at frame 120 (an injected test failure)."
+	m := e.get("m7")
+	if m.Status != domain.StatusFailed || m.Lease != nil || m.LastJob == nil || m.LastJob.JobID != job.JobID ||
+		m.LastJob.Status != domain.StatusFailed || m.LastJob.FailureSummary != summary || m.LastJob.Frames != 99 ||
+		m.CleanBefore != 0 {
+		t.Fatalf("row %+v, last job %+v", m, m.LastJob)
+	}
+	if v := m.View(time.Now()); v.Status != domain.StatusFailed || v.Lock != nil {
+		t.Fatalf("view %+v", v)
+	}
+
+	stream()
+	audit := e.auditItems("m7")
+	failed, ok := audit[job.JobID+"#"+string(events.TracingFailed)]
+	if !ok || len(audit) != 2 || failed.Type != "movie.tracing.failed" || failed.Summary != summary ||
+		failed.UserName != alice.Name || failed.Version != m.Version {
+		t.Fatalf("audit %+v", audit)
+	}
+	if _, ok := audit[job.JobID+"#"+string(events.TracingStarted)]; !ok {
+		t.Fatalf("no started item: %+v", audit)
+	}
+	if more := e.receive(1, time.Second); len(more) != 0 {
+		t.Fatalf("the failure enqueued %+v", more)
+	}
+	// The full cause is in the log, at error level.
+	found := false
+	for _, rec := range e.logLines() {
+		if rec["msg"] == "job failed" && rec["level"] == "ERROR" && rec["jobId"] == job.JobID &&
+			strings.Contains(fmt.Sprint(rec["error"]), "injected failure at frame 120") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no error record with the cause:\n%s", e.logs.String())
+	}
+}
+
+func (e *env) auditItems(movieID string) map[string]events.AuditItem {
+	e.tb.Helper()
+	out, err := e.ddb.Query(context.Background(), &dynamodb.QueryInput{
+		TableName:                 &e.tables.Audit,
+		KeyConditionExpression:    aws.String("movieId = :m"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":m": &ddbtypes.AttributeValueMemberS{Value: movieID}},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	items := map[string]events.AuditItem{}
+	for _, raw := range out.Items {
+		it, err := events.UnmarshalAuditItem(raw)
+		if err != nil {
+			e.tb.Fatal(err)
+		}
+		items[it.EventKey] = it
+	}
+	return items
+}
+
+const hostile = "open /var/task/models/secret.key: password=hunter2 token=abc AKIAABCDEFGHIJKLMNOP https://user:pw@internal.invalid/x"
+
+// TestUnsafeFailuresBecomeSafeSummaries: panics, plain errors, misbehaving
+// tracers and hostile "safe" summaries all end in tracing_failed with a
+// short summary free of paths, secrets and stacks; the logs get the detail.
+func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
+	synth := tracer.NewSynthetic()
+	at := func(n int, then func(f domain.Frame, emit func(domain.Frame) error) error) tracer.Tracer {
+		return tracer.Func(func(ctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
+			return synth.Trace(ctx, m, p, func(f domain.Frame) error {
+				if f.Index == n {
+					return then(f, emit)
+				}
+				return emit(f)
+			})
+		})
+	}
+	generic := func(job string) string {
+		return "Tracing failed because of an internal error (reference " + job[:8] + ")."
+	}
+	cases := []struct {
+		name    string
+		tr      tracer.Tracer
+		summary func(job string) string
+		log     string // must appear in the error log record
+	}{
+		{"panic", at(50, func(domain.Frame, func(domain.Frame) error) error { panic(hostile) }), generic, "goroutine"},
+		{"nil map panic", at(50, func(domain.Frame, func(domain.Frame) error) error {
+			var m map[string]int
+			m["x"]++
+			return nil
+		}), generic, "assignment to entry in nil map"},
+		{"plain error", at(50, func(domain.Frame, func(domain.Frame) error) error { return errors.New(hostile) }), generic, "hunter2"},
+		{"hostile safe summary", at(50, func(domain.Frame, func(domain.Frame) error) error {
+			return tracer.Safe("Model load failed: "+hostile, errors.New("cause"))
+		}), func(string) string { return domain.SanitizeSummary("Model load failed: " + hostile) }, "cause"},
+		{"frame out of order", at(50, func(f domain.Frame, emit func(domain.Frame) error) error {
+			f.Index++
+			return emit(f)
+		}), generic, "where the plan has frame 50"},
+		{"invalid frame", at(50, func(f domain.Frame, emit func(domain.Frame) error) error {
+			f.Points[0].X = 7
+			return emit(f)
+		}), generic, "invalid frame 50"},
+		{"returns early", at(50, func(domain.Frame, func(domain.Frame) error) error { return errStopEarly }), generic, "50 of 300"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.createMovie("m8", 300)
+			job := e.start("m8", alice, 0, time.Now(), lease)
+			tr := c.tr
+			if c.name == "returns early" {
+				tr = earlyReturn{tr}
+			}
+			out := e.newWorker(tr, lease).Run(context.Background(), job)
+			want := c.summary(job.JobID)
+			if out.Result != worker.ResultFailed || out.Summary != want {
+				t.Fatalf("outcome %+v, want summary %q", out, want)
+			}
+			m := e.get("m8")
+			if m.Status != domain.StatusFailed || m.LastJob.FailureSummary != want || m.Lease != nil {
+				t.Fatalf("row %+v / %+v", m, m.LastJob)
+			}
+			for _, bad := range []string{"hunter2", "/var/task", "AKIA", "internal.invalid", "goroutine", "token=", "\n"} {
+				if strings.Contains(want, bad) {
+					t.Fatalf("summary %q contains %q", want, bad)
+				}
+			}
+			logged := false
+			for _, rec := range e.logLines() {
+				if rec["msg"] == "job failed" && strings.Contains(fmt.Sprint(rec), c.log) {
+					logged = true
+				}
+			}
+			if !logged {
+				t.Fatalf("no error record containing %q:\n%s", c.log, e.logs.String())
+			}
+		})
+	}
+}
+
+var errStopEarly = errors.New("stop early")
+
+// earlyReturn turns errStopEarly into a nil return: a tracer that returns
+// success without emitting every planned frame.
+type earlyReturn struct{ tracer.Tracer }
+
+func (t earlyReturn) Trace(ctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
+	if err := t.Tracer.Trace(ctx, m, p, emit); !errors.Is(err, errStopEarly) {
+		return err
+	}
+	return nil
+}
+
+// TestDeadlineBatch: a batch of two jobs under an invocation deadline. The
+// first runs out of time, stops StopMargin before the deadline and
+// publishes tracing_failed; the second is too close to the deadline to
+// start: it is reported failed unclaimed, made visible again at once, and
+// then traced by the next invocation.
+func TestDeadlineBatch(t *testing.T) {
+	e := newEnv(t)
+	e.newQueue(60 * time.Second)
+	e.createMovie("m9a", 300)
+	e.createMovie("m9b", 300)
+	jobs := map[string]events.TraceJob{}
+	for _, id := range []string{"m9a", "m9b"} {
+		j := e.start(id, alice, 0, time.Now(), lease)
+		jobs[e.send(j)] = j
+	}
+	msgs := e.receive(2, 10*time.Second)
+	if len(msgs) != 2 {
+		t.Fatalf("received %d", len(msgs))
+	}
+	tw := e.newWorker(tracer.NewSynthetic(tracer.WithDelay(30*time.Millisecond)), lease)
+	tw.StopMargin, tw.StartReserve = 2*time.Second, 4*time.Second
+	tw.Queue, tw.QueueURL = e.sqs, e.queueURL
+	tw.RequeueDelay = func(int) time.Duration { return 0 }
+	deadline := time.Now().Add(8 * time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	resp, err := tw.Handle(ctx, lambdaevents.SQSEvent{Records: msgs})
+	if err != nil || time.Now().After(deadline) {
+		t.Fatalf("handler returned %v at %v after the deadline", err, time.Since(deadline))
+	}
+	first, second := jobs[msgs[0].MessageId], jobs[msgs[1].MessageId]
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != msgs[1].MessageId {
+		t.Fatalf("failures %+v, want only the second message", resp.BatchItemFailures)
+	}
+	m := e.get(first.MovieID)
+	if m.Status != domain.StatusFailed || !strings.HasPrefix(m.LastJob.FailureSummary, "The trace ran out of time after ") ||
+		!strings.HasSuffix(m.LastJob.FailureSummary, " of 300 frames. Start it again, or trace fewer frames.") {
+		t.Fatalf("first job: %+v %+v", m, m.LastJob)
+	}
+	if m := e.get(second.MovieID); m.Status != domain.StatusTracing || m.Lease == nil || m.Lease.Claimed {
+		t.Fatalf("second job was touched: %+v", m.Lease)
+	}
+	e.deleteMessages(msgs, resp)
+
+	// The queue's visibility timeout is 60 s: only the requeue brings it back now.
+	again := e.receive(1, 5*time.Second)
+	if len(again) != 1 || again[0].MessageId != msgs[1].MessageId || again[0].Attributes["ApproximateReceiveCount"] != "2" {
+		t.Fatalf("requeued %+v", again)
+	}
+	fast := e.newWorker(tracer.NewSynthetic(), lease)
+	if resp, err := fast.Handle(context.Background(), lambdaevents.SQSEvent{Records: again}); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	if m := e.get(second.MovieID); m.Status != domain.StatusTraced {
+		t.Fatalf("second job: %+v", m)
+	}
+}
+
+// TestClaimTransportErrorIsRedelivered: a claim that fails in transport
+// leaves the message for redelivery, and the redelivery claims it.
+func TestClaimTransportErrorIsRedelivered(t *testing.T) {
+	e := newEnv(t)
+	e.createMovie("m10", 300)
+	job := e.start("m10", alice, 0, time.Now(), lease)
+	body, _ := events.EncodeTraceJob(job)
+	msg := lambdaevents.SQSMessage{MessageId: "msg-1", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
+	tw := e.newWorker(tracer.NewSynthetic(), lease)
+	tw.movies.fail = func(cmd domain.Command) error {
+		if _, ok := cmd.(domain.ClaimJob); ok {
+			return errors.New("dial tcp 127.0.0.1:1: connection reset by peer")
+		}
+		return nil
+	}
+	resp, _ := tw.Handle(context.Background(), lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{msg}})
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "msg-1" {
+		t.Fatalf("%+v", resp)
+	}
+	if m := e.get("m10"); m.Lease.Claimed || len(tw.frames.snapshot()) != 0 {
+		t.Fatal("a failed claim had effects")
+	}
+	tw.movies.fail = nil
+	resp, _ = tw.Handle(context.Background(), lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{msg}})
+	if len(resp.BatchItemFailures) != 0 || e.get("m10").Status != domain.StatusTraced {
+		t.Fatalf("redelivery: %+v %+v", resp, e.get("m10"))
+	}
+}
+
+// TestTransactionConflictsAreRetried: DynamoDB's transaction conflicts
+// (which DynamoDB Local never produces, so they are injected) are retried
+// and do not count as a lost lease; a conflict that persists fails the job.
+func TestTransactionConflictsAreRetried(t *testing.T) {
+	conflict := func() error {
+		return fmt.Errorf("fenced write: %w", &ddbtypes.TransactionCanceledException{
+			Message:             aws.String("Transaction cancelled"),
+			CancellationReasons: []ddbtypes.CancellationReason{{Code: aws.String("None")}, {Code: aws.String("TransactionConflict")}},
+		})
+	}
+	t.Run("transient", func(t *testing.T) {
+		e := newEnv(t)
+		e.createMovie("m11", 300)
+		job := e.start("m11", alice, 0, time.Now(), lease)
+		tw := e.newWorker(tracer.NewSynthetic(), lease)
+		tw.frames.before = func(n int) error {
+			if n < 2 {
+				return conflict()
+			}
+			return nil
+		}
+		begins := 0
+		tw.movies.fail = func(cmd domain.Command) error {
+			if _, ok := cmd.(domain.BeginTrace); ok && begins == 0 {
+				begins++
+				return &ddbtypes.TransactionConflictException{Message: aws.String("conflict")}
+			}
+			return nil
+		}
+		if out := tw.Run(context.Background(), job); out.Result != worker.ResultTraced {
+			t.Fatalf("%+v", out)
+		}
+		checkJobFrames(t, e.stored("m11"), job.JobID, planOf(t, tw))
+		if w := tw.frames.snapshot(); len(w) != 6 || w[0].err == nil || w[1].err == nil {
+			t.Fatalf("writes %+v", w)
+		}
+	})
+	t.Run("persistent", func(t *testing.T) {
+		e := newEnv(t)
+		e.createMovie("m12", 300)
+		job := e.start("m12", alice, 0, time.Now(), lease)
+		tw := e.newWorker(tracer.NewSynthetic(), lease)
+		tw.frames.before = func(int) error { return conflict() }
+		out := tw.Run(context.Background(), job)
+		if out.Result != worker.ResultFailed || !strings.HasPrefix(out.Summary, "Tracing failed because of an internal error") {
+			t.Fatalf("%+v", out)
+		}
+		if n := len(tw.frames.snapshot()); n != worker.DefaultConflictRetries+1 {
+			t.Fatalf("%d attempts", n)
+		}
+	})
+}
+
+// TestUndecodableMessagesAreDropped: a body that is not a trace job is
+// logged (redacted, bounded) and reported done, never redelivered.
+func TestUndecodableMessagesAreDropped(t *testing.T) {
+	e := newEnv(t)
+	tw := e.newWorker(tracer.NewSynthetic(), lease)
+	const id = "0123456789abcdef0123456789abcdef"
+	bodies := []string{
+		"not json",
+		`{"movieId":"m","jobId":"` + id + `","fromFrame":0,"version":1,"extra":true}`,
+		`{"movieId":"m","jobId":"` + id + `","fromFrame":-1,"version":1}`,
+		strings.Repeat("é", 3000),
+	}
+	var msgs []lambdaevents.SQSMessage
+	for i, b := range bodies {
+		msgs = append(msgs, lambdaevents.SQSMessage{MessageId: fmt.Sprint("m-", i), Body: b})
+	}
+	resp, err := tw.Handle(context.Background(), lambdaevents.SQSEvent{Records: msgs})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	if n := countLogs(e, "undecodable trace-job message dropped"); n != len(bodies) {
+		t.Fatalf("%d logged", n)
+	}
+	logs := e.logs.String()
+	if strings.Contains(logs, id) {
+		t.Fatal("an ID-shaped string was logged")
+	}
+	for _, rec := range e.logLines() {
+		if b, _ := rec["body"].(string); len(b) > 1030 {
+			t.Fatalf("logged %d bytes of body", len(b))
+		}
+	}
+	if len(tw.movies.calls) != 0 {
+		t.Fatal("an undecodable message touched the movies table")
+	}
+}
+
+// TestSQSMessageIsLambdaShaped: a received message converts to exactly the
+// record Lambda's SQS event source delivers.
+func TestSQSMessageIsLambdaShaped(t *testing.T) {
+	m := sqstypes.Message{
+		MessageId: aws.String("059f36b4-87a3-44ab-83d2-661975830a7d"), ReceiptHandle: aws.String("AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a"),
+		Body: aws.String(`{"movieId":"m1"}`), MD5OfBody: aws.String("e4e68fb7bd0e697a0ae8f1bb342846b3"),
+		MD5OfMessageAttributes: aws.String("00484c68...59e48f06"),
+		Attributes: map[string]string{
+			"ApproximateReceiveCount": "1", "SentTimestamp": "1545082649183",
+			"SenderId": "AIDAIENQZJOLO23YVJ4VO", "ApproximateFirstReceiveTimestamp": "1545082649185",
+		},
+		MessageAttributes: map[string]sqstypes.MessageAttributeValue{
+			"trace": {DataType: aws.String("String"), StringValue: aws.String("abc")},
+		},
+	}
+	got := worker.SQSMessage(m, "arn:aws:sqs:us-east-1:123456789012:jobs", "us-east-1")
+	const lambdaJSON = `{"Records":[{
+	  "messageId":"059f36b4-87a3-44ab-83d2-661975830a7d","receiptHandle":"AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a",
+	  "body":"{\"movieId\":\"m1\"}",
+	  "attributes":{"ApproximateReceiveCount":"1","SentTimestamp":"1545082649183","SenderId":"AIDAIENQZJOLO23YVJ4VO","ApproximateFirstReceiveTimestamp":"1545082649185"},
+	  "messageAttributes":{"trace":{"stringValue":"abc","stringListValues":[],"binaryListValues":[],"dataType":"String"}},
+	  "md5OfMessageAttributes":"00484c68...59e48f06",
+	  "md5OfBody":"e4e68fb7bd0e697a0ae8f1bb342846b3","eventSource":"aws:sqs",
+	  "eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:jobs","awsRegion":"us-east-1"}]}`
+	var want lambdaevents.SQSEvent
+	if err := json.Unmarshal([]byte(lambdaJSON), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want.Records[0]) {
+		t.Fatalf("got  %+v\nwant %+v", got, want.Records[0])
+	}
+	// And it survives Lambda's JSON round trip unchanged.
+	b, _ := json.Marshal(lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{got}})
+	var back lambdaevents.SQSEvent
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Records[0], got) {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+	if empty := worker.SQSMessage(sqstypes.Message{}, "", ""); empty.Attributes == nil || empty.MessageAttributes == nil {
+		t.Fatal("nil maps: Lambda sends {}")
+	}
+}

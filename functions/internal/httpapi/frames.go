@@ -1,0 +1,105 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// FrameReader reads a movie's traced frames in frame order: at most limit
+// frames with index >= from, and the index to continue from (nil at the
+// end). dynamo.FrameStore implements it.
+type FrameReader interface {
+	Page(ctx context.Context, movieID string, from, limit int) (page []domain.Frame, next *int, err error)
+}
+
+// FramePage is GET /movies/{id}/frames as JSON.
+type FramePage struct {
+	Frames []FrameView `json:"frames"`
+	Next   *int        `json:"next"`
+}
+
+// FrameView is one frame of a page. The frame's job ID is left out on
+// purpose: while a trace runs it is the live tracing lease's ID.
+type FrameView struct {
+	Frame  int         `json:"frame"`
+	Points []PointView `json:"points"`
+}
+
+// PointView is one point of a frame.
+type PointView struct {
+	MarkerID string  `json:"markerId"`
+	X        float64 `json:"x"`
+	Y        float64 `json:"y"`
+}
+
+// GET /movies/{id}/frames?from=&limit=&format=: traced frames, one page.
+// Available whatever lock is live: reading never needs a lease. JSON by
+// default; CSV (one row per point) with format=csv or Accept: text/csv,
+// the next page then linked from a Link header (rel="next").
+func (h *Handler) frames(w http.ResponseWriter, r *http.Request, c call) error {
+	q, err := decodeFramesQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	if !q.FormatSet {
+		// Values, not Get: the Lambda adapter splits a header on commas.
+		q.CSV = wantsCSV(strings.Join(r.Header.Values("Accept"), ","))
+	}
+	// The movie must exist: an unknown movie is a 404, not an empty page.
+	if _, err := h.cfg.Movies.Get(r.Context(), c.movieID); err != nil {
+		return err
+	}
+	page, next, err := h.cfg.Frames.Page(r.Context(), c.movieID, q.From, q.Limit)
+	if err != nil {
+		return err
+	}
+	if q.CSV {
+		return writeFramesCSV(w, c.movieID, q, page, next)
+	}
+	out := FramePage{Frames: make([]FrameView, len(page)), Next: next}
+	for i, f := range page {
+		fv := FrameView{Frame: f.Index, Points: make([]PointView, len(f.Points))}
+		for j, p := range f.Points {
+			fv.Points[j] = PointView{MarkerID: p.MarkerID, X: p.X, Y: p.Y}
+		}
+		out.Frames[i] = fv
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func writeFramesCSV(w http.ResponseWriter, movieID string, q framesQuery, page []domain.Frame, next *int) error {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-frames-%d.csv"`, movieID, q.From))
+	if next != nil {
+		v := url.Values{"from": {strconv.Itoa(*next)}, "limit": {strconv.Itoa(q.Limit)}, "format": {"csv"}}
+		w.Header().Set("Link", fmt.Sprintf(`</movies/%s/frames?%s>; rel="next"`, movieID, v.Encode()))
+	}
+	w.WriteHeader(http.StatusOK)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"frame", "markerId", "x", "y"})
+	for _, f := range page {
+		for _, p := range f.Points {
+			// Marker IDs are [A-Za-z0-9_-] starting alphanumeric
+			// (domain.ValidateMarkers); csvCell is for a row that is not.
+			_ = cw.Write([]string{strconv.Itoa(f.Index), csvCell(p.MarkerID),
+				strconv.FormatFloat(p.X, 'g', -1, 64), strconv.FormatFloat(p.Y, 'g', -1, 64)})
+		}
+	}
+	cw.Flush()
+	return nil
+}
+
+// csvCell keeps a cell from being read as a spreadsheet formula.
+func csvCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

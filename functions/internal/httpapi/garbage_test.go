@@ -1,0 +1,157 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+)
+
+// garbage is one malformed or invalid request: the problem it must get, and
+// the field that problem must name.
+type garbage struct {
+	name   string
+	method string
+	path   string // after /movies/{id}
+	body   string
+	opts   []reqOpt // besides the browser's own Lease-Id
+	noCT   bool     // send no Content-Type
+	status int
+	code   domain.Code
+	field  string
+}
+
+func markerBody(items ...string) string { return `{"markers":[` + strings.Join(items, ",") + `]}` }
+
+var garbageCases = func() []garbage {
+	const m, tr, ci, tc, rel = "/markers", "/trim", "/capture-interval", "/traces", "/analysis-lease/release"
+	bad400 := func(name, method, path, body, field string) garbage {
+		return garbage{name: name, method: method, path: path, body: body, status: 400, code: httpapi.CodeMalformed, field: field}
+	}
+	bad422 := func(name, method, path, body, field string) garbage {
+		return garbage{name: name, method: method, path: path, body: body, status: 422, code: domain.CodeInvalid, field: field}
+	}
+	many := make([]string, domain.MaxMarkers+1)
+	for i := range many {
+		many[i] = fmt.Sprintf(`{"id":"m%d","x":0,"y":0}`, i)
+	}
+	return []garbage{
+		// markers
+		bad400("markers: JSON cut short", "PUT", m, `{"markers": [`, "markers"),
+		bad400("markers: not JSON", "PUT", m, `markers=1`, "body"),
+		bad400("markers: empty body", "PUT", m, ``, "body"),
+		bad400("markers: an array, not an object", "PUT", m, `[]`, "body"),
+		bad422("markers: missing", "PUT", m, `{}`, "markers"),
+		bad400("markers: null", "PUT", m, `{"markers": null}`, "markers"),
+		bad400("markers: an object", "PUT", m, `{"markers": {}}`, "markers"),
+		bad400("markers: item not an object", "PUT", m, markerBody(`1`), "markers[0]"),
+		bad400("markers: x a string", "PUT", m, markerBody(`{"id":"a","x":"0.5","y":0}`), "markers[0].x"),
+		bad400("markers: y null", "PUT", m, markerBody(`{"id":"a","x":0.5,"y":null}`), "markers[0].y"),
+		bad400("markers: id a number", "PUT", m, markerBody(`{"id":7,"x":0.5,"y":0}`), "markers[0].id"),
+		bad400("markers: unknown field in item", "PUT", m, markerBody(`{"id":"a","x":0.5,"y":0,"z":1}`), "markers[0].z"),
+		bad400("markers: unknown top-level field", "PUT", m, `{"markers":[],"extra":1}`, "extra"),
+		bad400("markers: duplicate field", "PUT", m, `{"markers":[],"markers":[]}`, "markers"),
+		bad400("markers: trailing data", "PUT", m, `{"markers":[]} {}`, "body"),
+		bad400("markers: number too big", "PUT", m, markerBody(`{"id":"a","x":1e400,"y":0}`), "markers[0].x"),
+		bad400("markers: invalid UTF-8 label", "PUT", m, markerBody("{\"id\":\"a\",\"label\":\"\xff\",\"x\":0,\"y\":0}"), "markers[0].label"),
+		bad422("markers: y missing", "PUT", m, markerBody(`{"id":"a","x":0.5}`), "markers[0].y"),
+		bad422("markers: x below 0", "PUT", m, markerBody(`{"id":"a","x":-0.1,"y":0}`), "markers[0].x"),
+		bad422("markers: y above 1", "PUT", m, markerBody(`{"id":"a","x":0,"y":1.0001}`), "markers[0].y"),
+		bad422("markers: bad id", "PUT", m, markerBody(`{"id":"a b","x":0.5,"y":0}`), "markers[0].id"),
+		bad422("markers: empty id", "PUT", m, markerBody(`{"id":"","x":0.5,"y":0}`), "markers[0].id"),
+		bad422("markers: duplicate id", "PUT", m, markerBody(`{"id":"a","x":0,"y":0}`, `{"id":"a","x":1,"y":1}`), "markers[1].id"),
+		bad422("markers: label too long", "PUT", m, markerBody(`{"id":"a","label":"`+strings.Repeat("x", 65)+`","x":0,"y":0}`), "markers[0].label"),
+		bad422("markers: control character in label", "PUT", m, markerBody(`{"id":"a","label":"bell\u0007","x":0,"y":0}`), "markers[0].label"),
+		bad422("markers: too many", "PUT", m, markerBody(many...), "markers"),
+		// trim
+		bad400("trim: start a string", "PUT", tr, `{"start":"0","end":10}`, "start"),
+		bad400("trim: start a fraction", "PUT", tr, `{"start":0.5,"end":10}`, "start"),
+		bad400("trim: end an exponent", "PUT", tr, `{"start":0,"end":1e2}`, "end"),
+		bad400("trim: end overflows", "PUT", tr, `{"start":0,"end":99999999999999999999}`, "end"),
+		bad400("trim: unknown field", "PUT", tr, `{"start":0,"end":10,"step":1}`, "step"),
+		bad422("trim: end missing", "PUT", tr, `{"start":0}`, "end"),
+		bad422("trim: negative start", "PUT", tr, `{"start":-1,"end":10}`, "trim"),
+		bad422("trim: empty range", "PUT", tr, `{"start":10,"end":10}`, "trim"),
+		bad422("trim: past the movie", "PUT", tr, `{"start":0,"end":301}`, "trim.end"),
+		// capture interval
+		bad400("interval: fraction", "PUT", ci, `{"captureInterval":2.5}`, "captureInterval"),
+		bad400("interval: boolean", "PUT", ci, `{"captureInterval":true}`, "captureInterval"),
+		bad400("interval: wrong name", "PUT", ci, `{"interval":2}`, "interval"),
+		bad422("interval: missing", "PUT", ci, `{}`, "captureInterval"),
+		bad422("interval: zero", "PUT", ci, `{"captureInterval":0}`, "captureInterval"),
+		bad422("interval: negative", "PUT", ci, `{"captureInterval":-3}`, "captureInterval"),
+		// traces
+		bad400("trace: fromFrame a string", "POST", tc, `{"fromFrame":"0"}`, "fromFrame"),
+		bad400("trace: unknown field", "POST", tc, `{"fromFrame":0,"toFrame":3}`, "toFrame"),
+		bad400("trace: not an object", "POST", tc, `"go"`, "body"),
+		bad422("trace: fromFrame missing", "POST", tc, `{}`, "fromFrame"),
+		bad422("trace: fromFrame negative", "POST", tc, `{"fromFrame":-1}`, "fromFrame"),
+		bad422("trace: fromFrame past the trim", "POST", tc, `{"fromFrame":300}`, "fromFrame"),
+		// beacon release (sent without the page's Lease-Id header)
+		{name: "release: leaseId a number", method: "POST", path: rel, body: `{"leaseId":5}`, noCT: true, status: 400, code: httpapi.CodeMalformed, field: "leaseId"},
+		{name: "release: unknown field", method: "POST", path: rel, body: `{"lease":"x"}`, noCT: true, status: 400, code: httpapi.CodeMalformed, field: "lease"},
+		{name: "release: not JSON", method: "POST", path: rel, body: `leaseId=abc`, noCT: true, status: 400, code: httpapi.CodeMalformed, field: "body"},
+		{name: "release: malformed leaseId", method: "POST", path: rel, body: `{"leaseId":"ZZ"}`, noCT: true, status: 422, code: domain.CodeInvalid, field: "leaseId"},
+		// frames query
+		bad400("frames: from not a number", "GET", "/frames?from=abc", ``, "from"),
+		bad400("frames: from twice", "GET", "/frames?from=1&from=2", ``, "from"),
+		bad400("frames: unknown parameter", "GET", "/frames?page=2", ``, "page"),
+		bad400("frames: from with a plus", "GET", "/frames?from=%2B1", ``, "from"),
+		bad422("frames: negative from", "GET", "/frames?from=-1", ``, "from"),
+		bad422("frames: limit too big", "GET", "/frames?limit=1001", ``, "limit"),
+		bad422("frames: unknown format", "GET", "/frames?format=xml", ``, "format"),
+		// headers and body framing
+		{name: "edit: Lease-Id twice", method: "PUT", path: ci, body: `{"captureInterval":2}`,
+			opts: []reqOpt{header(httpapi.HeaderLeaseID, "0123456789abcdef0123456789abcdef")}, status: 400, code: httpapi.CodeMalformed, field: httpapi.HeaderLeaseID},
+		{name: "edit: not application/json", method: "PUT", path: ci, body: `{"captureInterval":2}`,
+			opts: []reqOpt{header("Content-Type", "text/plain")}, noCT: true, status: 415, code: httpapi.CodeUnsupportedMedia, field: "Content-Type"},
+		{name: "edit: body over 64 KiB", method: "PUT", path: m, body: `{"markers":[],"x":"` + strings.Repeat("a", httpapi.MaxBodyBytes) + `"}`,
+			status: 413, code: httpapi.CodeTooLarge},
+		{name: "heartbeat: Lease-Id twice", method: "PUT", path: "/analysis-lease",
+			opts: []reqOpt{header(httpapi.HeaderLeaseID, "0123456789abcdef0123456789abcdef")}, noCT: true, status: 400, code: httpapi.CodeMalformed, field: httpapi.HeaderLeaseID},
+	}
+}()
+
+// Every decoder refuses garbage with a problem naming the field, and a
+// refused request stores nothing: the row's version and lease are as
+// before.
+func TestGarbageInput(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			a := newAPI(t, tr)
+			id := a.createMovie()
+			al := a.alice()
+			al.open(id).want(201)
+			before := a.row(id)
+			for _, g := range garbageCases {
+				opts := append([]reqOpt{}, g.opts...)
+				if !strings.HasSuffix(g.path, "/release") {
+					opts = append(opts, al.withLease())
+				}
+				var body any
+				if g.method != "GET" {
+					body = g.body
+				}
+				if !g.noCT && g.method != "GET" {
+					opts = append(opts, header("Content-Type", "application/json"))
+				}
+				r := al.doRaw(g.method, "/movies/"+id+g.path, body, opts...)
+				if r.status != g.status {
+					t.Errorf("%s: status %d, want %d: %s", g.name, r.status, g.status, r.body)
+					continue
+				}
+				p := r.problem(g.status, g.code)
+				if p.Field != g.field {
+					t.Errorf("%s: field %q, want %q (%s)", g.name, p.Field, g.field, p.Detail)
+				}
+			}
+			after := a.row(id)
+			if after.Version != before.Version || after.Lease == nil || after.Lease.ID != al.lease {
+				t.Fatalf("garbage changed the row: version %d -> %d", before.Version, after.Version)
+			}
+		})
+	}
+}

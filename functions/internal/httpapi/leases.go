@@ -1,0 +1,85 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// POST /movies/{id}/analysis-lease: open Analyze. The 201 is the only
+// response that carries the lease ID; a 409 lease_held names the holder so
+// the page can go view-only.
+func (h *Handler) openAnalysis(w http.ResponseWriter, r *http.Request, c call) error {
+	leaseID := h.cfg.NewID()
+	m, err := h.cfg.Movies.Apply(r.Context(), c.movieID, domain.OpenAnalysis{
+		LeaseID: leaseID, User: c.user, Now: c.now, Duration: h.cfg.LeaseDuration,
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, LeaseGrant{
+		LeaseID:      leaseID,
+		ExpiresAt:    formatTime(m.Lease.ExpiresAt),
+		LeaseSeconds: int(h.cfg.LeaseDuration.Seconds()),
+	})
+}
+
+// PUT /movies/{id}/analysis-lease: heartbeat.
+func (h *Handler) heartbeat(w http.ResponseWriter, r *http.Request, c call) error {
+	leaseID, err := leaseHeader(r)
+	if err != nil {
+		return err
+	}
+	m, err := h.cfg.Movies.Apply(r.Context(), c.movieID, domain.Heartbeat{
+		LeaseID: leaseID, Now: c.now, Duration: h.cfg.LeaseDuration,
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, LeaseRenewal{ExpiresAt: formatTime(m.Lease.ExpiresAt)})
+}
+
+// DELETE /movies/{id}/analysis-lease: release with the Lease-Id header.
+func (h *Handler) release(w http.ResponseWriter, r *http.Request, c call) error {
+	leaseID, err := leaseHeader(r)
+	if err != nil {
+		return err
+	}
+	return h.releaseLease(w, r, c, leaseID)
+}
+
+// POST /movies/{id}/analysis-lease/release: the same for
+// navigator.sendBeacon, which can send a body ({"leaseId": "..."}, of any
+// content type) but no headers. The Lease-Id header wins when both are sent.
+func (h *Handler) releaseBeacon(w http.ResponseWriter, r *http.Request, c call) error {
+	leaseID, err := leaseHeader(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r, false)
+	if err != nil {
+		return err
+	}
+	fromBody, err := decodeRelease(body)
+	if err != nil {
+		return err
+	}
+	if leaseID == "" {
+		if fromBody != "" && !domain.ValidLeaseID(fromBody) {
+			return domain.Invalid("leaseId", "must be 32 lowercase hex digits")
+		}
+		leaseID = fromBody
+	}
+	return h.releaseLease(w, r, c, leaseID)
+}
+
+// releaseLease is 204 whether or not there was anything to release: the
+// store's conditional write only ever removes the caller's own live
+// analysis lease, never a tracing lease or another browser's.
+func (h *Handler) releaseLease(w http.ResponseWriter, r *http.Request, c call, leaseID string) error {
+	if _, err := h.cfg.Movies.Release(r.Context(), c.movieID, domain.Release{LeaseID: leaseID, Now: c.now}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// Response bodies. They are built from domain values here and nowhere else,
+// so that no lease ID can slip into one by a struct gaining a field.
+
+// TimeFormat is every time in the API: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// LockView is a live lease as others may see it: never its ID, never the
+// holder's user ID.
+type LockView struct {
+	Kind      domain.LeaseKind `json:"kind"`
+	UserName  string           `json:"userName"`
+	StartedAt string           `json:"startedAt"`
+}
+
+func lockView(h domain.Holder) LockView {
+	return LockView{Kind: h.Kind, UserName: h.UserName, StartedAt: formatTime(h.StartedAt)}
+}
+
+func lockOrNil(h *domain.Holder) *LockView {
+	if h == nil {
+		return nil
+	}
+	v := lockView(*h)
+	return &v
+}
+
+// ProgressView is a trace's progress.
+type ProgressView struct {
+	FramesWritten int `json:"framesWritten"`
+	TotalFrames   int `json:"totalFrames"`
+}
+
+// MovieSummary is one entry of GET /movies.
+type MovieSummary struct {
+	ID       string        `json:"id"`
+	Title    string        `json:"title"`
+	Status   domain.Status `json:"status"`
+	Progress ProgressView  `json:"progress"`
+	Lock     *LockView     `json:"lock"`
+}
+
+// MovieList is GET /movies.
+type MovieList struct {
+	Movies []MovieSummary `json:"movies"`
+}
+
+// MarkerView is a marker.
+type MarkerView struct {
+	ID    string  `json:"id"`
+	Label string  `json:"label"`
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+}
+
+// TrimView is the traced range [start, end).
+type TrimView struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// JobView is the last trace that finished (or stalled).
+type JobView struct {
+	JobID          string        `json:"jobId"`
+	Status         domain.Status `json:"status"`
+	FromFrame      int           `json:"fromFrame"`
+	StartedAt      string        `json:"startedAt"`
+	FinishedAt     string        `json:"finishedAt"`
+	Frames         int           `json:"frames"`
+	FailureSummary string        `json:"failureSummary,omitempty"`
+	UserName       string        `json:"userName"`
+}
+
+// MovieDetail is GET /movies/{id} and the 200 of every edit.
+type MovieDetail struct {
+	ID              string        `json:"id"`
+	Title           string        `json:"title"`
+	Status          domain.Status `json:"status"`
+	Progress        ProgressView  `json:"progress"`
+	Lock            *LockView     `json:"lock"`
+	FrameCount      int           `json:"frameCount"`
+	FrameRate       float64       `json:"frameRate"`
+	Markers         []MarkerView  `json:"markers"`
+	Trim            TrimView      `json:"trim"`
+	CaptureInterval int           `json:"captureInterval"`
+	LastJob         *JobView      `json:"lastJob"`
+	Version         int64         `json:"version"`
+}
+
+func summary(m domain.Movie, now time.Time) MovieSummary {
+	v := m.View(now)
+	return MovieSummary{
+		ID: m.ID, Title: m.Title, Status: v.Status,
+		Progress: ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
+		Lock:     lockOrNil(v.Lock),
+	}
+}
+
+func detail(m domain.Movie, now time.Time) MovieDetail {
+	v := m.View(now)
+	d := MovieDetail{
+		ID: m.ID, Title: m.Title, Status: v.Status,
+		Progress:        ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
+		Lock:            lockOrNil(v.Lock),
+		FrameCount:      m.FrameCount,
+		FrameRate:       m.FrameRate,
+		Markers:         make([]MarkerView, len(m.Settings.Markers)),
+		Trim:            TrimView{Start: m.Settings.Trim.Start, End: m.Settings.Trim.End},
+		CaptureInterval: m.Settings.CaptureInterval,
+		Version:         m.Version,
+	}
+	for i, mk := range m.Settings.Markers {
+		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}
+	}
+	if j := v.LastJob; j != nil {
+		d.LastJob = &JobView{
+			JobID: j.JobID, Status: j.Status, FromFrame: j.FromFrame,
+			StartedAt: formatTime(j.StartedAt), FinishedAt: formatTime(j.FinishedAt),
+			Frames: j.Frames, FailureSummary: j.FailureSummary, UserName: j.UserName,
+		}
+	}
+	return d
+}
+
+// LeaseGrant is the 201 of POST /movies/{id}/analysis-lease: the only
+// response that ever carries an analysis lease ID.
+type LeaseGrant struct {
+	LeaseID      string `json:"leaseId"`
+	ExpiresAt    string `json:"expiresAt"`
+	LeaseSeconds int    `json:"leaseSeconds"`
+}
+
+// LeaseRenewal is the 200 of a heartbeat.
+type LeaseRenewal struct {
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// TraceStarted is the 202 of POST /movies/{id}/traces. JobID is the new
+// tracing lease's ID; the caller's analysis lease is gone.
+type TraceStarted struct {
+	JobID   string        `json:"jobId"`
+	Status  domain.Status `json:"status"`
+	Version int64         `json:"version"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+	return nil
+}

@@ -24,9 +24,23 @@ import (
 	"time"
 )
 
-// StartTimeout bounds how long a Start function waits for an emulator to
-// answer its first request.
-const StartTimeout = 60 * time.Second
+// DefaultStartTimeout bounds how long a Start function waits for an
+// emulator to answer its first request. The environment variable
+// EMULATOR_START_TIMEOUT (a Go duration such as 3m) overrides it, for a
+// machine so busy that a JVM takes longer to start.
+const DefaultStartTimeout = 60 * time.Second
+
+func startTimeout() (time.Duration, error) {
+	v := os.Getenv("EMULATOR_START_TIMEOUT")
+	if v == "" {
+		return DefaultStartTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("EMULATOR_START_TIMEOUT=%q is not a positive Go duration such as 3m", v)
+	}
+	return d, nil
+}
 
 // Emulator is one running emulator process.
 type Emulator struct {
@@ -63,12 +77,16 @@ func (e *Emulator) Exited() <-chan struct{} { return e.exited }
 // error if the emulator had already exited on its own, which means whatever
 // used it saw it die. Stop is safe to call more than once and from several
 // goroutines; later calls return the first call's result.
-func (e *Emulator) Stop() error {
-	e.stopOnce.Do(func() { e.stopErr = e.stop() })
+func (e *Emulator) Stop() error { return e.shutdown(true) }
+
+// shutdown stops the emulator once; removeLog says whether a clean stop
+// deletes its log.
+func (e *Emulator) shutdown(removeLog bool) error {
+	e.stopOnce.Do(func() { e.stopErr = e.stop(removeLog) })
 	return e.stopErr
 }
 
-func (e *Emulator) stop() error {
+func (e *Emulator) stop(removeLog bool) error {
 	select {
 	case <-e.exited:
 		e.logFile.Close()
@@ -86,7 +104,9 @@ func (e *Emulator) stop() error {
 	// Anything left in the group (there should be nothing) goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	e.logFile.Close()
-	_ = os.Remove(e.logPath)
+	if removeLog {
+		_ = os.Remove(e.logPath)
+	}
 	return nil
 }
 
@@ -106,6 +126,10 @@ type spec struct {
 // ctx ends, or StartTimeout passes. ctx bounds only the startup: once start
 // returns, the emulator runs until Stop.
 func start(ctx context.Context, s spec) (*Emulator, error) {
+	timeout, err := startTimeout()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.name, err)
+	}
 	logDir := filepath.Join(s.dir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.name, err)
@@ -137,16 +161,17 @@ func start(ctx context.Context, s spec) (*Emulator, error) {
 		close(e.exited)
 	}()
 
-	if err := waitReady(ctx, e, s.probe); err != nil {
-		_ = e.Stop()
-		return nil, fmt.Errorf("start %s (%s): %w\n--- last lines of %s ---\n%s",
+	if err := waitReady(ctx, e, s.probe, timeout); err != nil {
+		_ = e.shutdown(false) // keep the log, and read it once the process is gone
+		return nil, fmt.Errorf("start %s (%s): %w\n--- last lines of %s (kept) ---\n%s",
 			s.name, strings.Join(s.args, " "), err, e.logPath, tail(e.logPath, 30))
 	}
 	return e, nil
 }
 
-func waitReady(parent context.Context, e *Emulator, probe func(context.Context, string) error) error {
-	ctx, cancel := context.WithTimeout(parent, StartTimeout)
+func waitReady(parent context.Context, e *Emulator, probe func(context.Context, string) error, timeout time.Duration) error {
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -165,7 +190,8 @@ func waitReady(parent context.Context, e *Emulator, probe func(context.Context, 
 			if err := parent.Err(); err != nil {
 				return fmt.Errorf("startup interrupted: %w (last probe error: %v)", err, last)
 			}
-			return fmt.Errorf("not answering at %s after %s; last probe error: %v", e.endpoint, StartTimeout, last)
+			return fmt.Errorf("not answering at %s after %s (on a very busy machine, raise EMULATOR_START_TIMEOUT); last probe error: %v",
+				e.endpoint, time.Since(began).Round(time.Second), last)
 		case <-tick.C:
 		}
 	}

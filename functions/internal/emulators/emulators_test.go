@@ -205,31 +205,63 @@ func TestStopReportsAnEmulatorThatDied(t *testing.T) {
 	}
 }
 
-// A launcher that crashes at startup makes Start fail at once with the tail
-// of the emulator's log, not after the 60 s readiness timeout.
-func TestStartupFailureShowsTheLogTail(t *testing.T) {
-	t.Parallel()
+// fakeFauxqs makes a tools directory whose fauxqs app.js is script.
+func fakeFauxqs(t *testing.T, script string) string {
+	t.Helper()
 	dir := t.TempDir()
 	app := filepath.Join(dir, "node_modules", "fauxqs", "dist", "app.js")
 	if err := os.MkdirAll(filepath.Dir(app), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(app, []byte(`throw new Error("boom from a broken fauxqs");`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(app, []byte(script+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// A launcher that crashes at startup makes Start fail at once with the tail
+// of the emulator's log, which is kept, not after the readiness timeout.
+func TestStartupFailureShowsTheLogTail(t *testing.T) {
+	t.Parallel()
+	dir := fakeFauxqs(t, `throw new Error("boom from a broken fauxqs");`)
 	began := time.Now()
 	emu, err := StartSQS(t.Context(), dir)
 	if err == nil {
 		emu.Stop()
 		t.Fatal("StartSQS with a broken fauxqs succeeded")
 	}
-	for _, want := range []string{"process exited during startup", "boom from a broken fauxqs", "last lines of"} {
+	for _, want := range []string{"process exited during startup", "boom from a broken fauxqs", "(kept)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
 	if d := time.Since(began); d > 15*time.Second {
 		t.Errorf("StartSQS took %s to notice the crash", d)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(dir, "logs", "fauxqs-*.log")); len(logs) != 1 {
+		t.Errorf("logs after a failed start: %v, want the one log kept", logs)
+	}
+}
+
+// An emulator that never answers is killed after EMULATOR_START_TIMEOUT.
+func TestStartupTimeout(t *testing.T) {
+	dir := fakeFauxqs(t, `setInterval(() => {}, 1000); await new Promise(() => {});`) // never finishes loading
+	t.Setenv("EMULATOR_START_TIMEOUT", "1s")
+	emu, err := StartSQS(t.Context(), dir)
+	if err == nil {
+		emu.Stop()
+		t.Fatal("StartSQS of a fauxqs that never listens succeeded")
+	}
+	if !strings.Contains(err.Error(), "not answering at http://127.0.0.1:") || !strings.Contains(err.Error(), "EMULATOR_START_TIMEOUT") {
+		t.Errorf("error does not explain the timeout:\n%v", err)
+	}
+	if pids := processesMentioning(t, dir); len(pids) > 0 {
+		t.Errorf("processes %v still run from %s after the failed start", pids, dir)
+	}
+
+	t.Setenv("EMULATOR_START_TIMEOUT", "soon")
+	if _, err := StartSQS(t.Context(), dir); err == nil || !strings.Contains(err.Error(), `EMULATOR_START_TIMEOUT="soon" is not a positive Go duration`) {
+		t.Errorf("garbage EMULATOR_START_TIMEOUT: %v", err)
 	}
 }
 
@@ -299,6 +331,27 @@ func TestRuntimeVersionParsing(t *testing.T) {
 	if _, err := parseMajor("command not found"); err == nil {
 		t.Error("parseMajor of garbage succeeded")
 	}
+}
+
+// processesMentioning lists the processes whose command line contains s.
+func processesMentioning(t *testing.T, s string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc to list processes: %v", err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // assertStops checks that Stop ends the emulator, removes its log after a

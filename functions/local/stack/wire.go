@@ -1,9 +1,27 @@
 package stack
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"time"
 
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/internal/tracer"
+	"github.com/movietrace/tracinglocks/functions/internal/worker"
+)
+
+// The stores are what the handlers need.
+var (
+	_ httpapi.MovieStore  = (*dynamo.MovieStore)(nil)
+	_ httpapi.FrameReader = (*dynamo.FrameStore)(nil)
+	_ worker.Movies       = (*dynamo.MovieStore)(nil)
+	_ worker.Frames       = (*dynamo.FrameStore)(nil)
 )
 
 // parts are the three handlers the stack runs.
@@ -14,8 +32,60 @@ type parts struct {
 	convert MessageConverter
 }
 
+// devAuthEnv is the process environment with DEV_AUTH=1: the local process
+// is not Lambda, so the API accepts the X-Dev-User headers. (If this ever
+// ran inside Lambda, httpapi.ChooseAuthenticator would refuse to start.)
+func devAuthEnv(k string) string {
+	if k == httpapi.EnvDevAuth {
+		return "1"
+	}
+	return os.Getenv(k)
+}
+
 // wire builds the handlers the way the Lambda mains do.
 func wire(s *Stack, opts Options) (parts, error) {
+	auth, err := httpapi.ChooseAuthenticator(devAuthEnv)
+	if err != nil {
+		return parts{}, err
+	}
+	frames := dynamo.NewFrameStore(s.DynamoDB, s.Tables.Frames)
+	api, err := httpapi.New(httpapi.Config{
+		Movies: s.Movies, Frames: frames, Auth: auth, Now: time.Now,
+		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
+	})
+	if err != nil {
+		return parts{}, fmt.Errorf("API handler: %w", err)
+	}
 	sp := streamproc.New(s.SQS, s.DynamoDB, s.QueueURL, s.Tables.Audit, opts.Log.With("component", "streamprocessor"))
-	return parts{api: http.NotFoundHandler(), stream: sp.Handle}, nil
+
+	tr := opts.Tracer
+	if tr == nil {
+		tr = syntheticTracer(opts.FrameDelay, opts.FailAt)
+	}
+	w := worker.New(s.Movies, frames, tr, opts.Log.With("component", "worker"))
+	if err := w.Configure(config.Config{LeaseDuration: opts.LeaseDuration, QueueURL: s.QueueURL}, os.Getenv); err != nil {
+		return parts{}, err
+	}
+	w.Queue = s.SQS
+	// Progress is published with each lease renewal; locally renew often,
+	// so that the page's progress moves smoothly.
+	w.RenewEvery = opts.ProgressEvery
+	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: worker.SQSMessage}, nil
+}
+
+// syntheticTracer is the built-in synthetic tracer at the given per-frame
+// delay, failing (with its safe summary) on the movies of failAt at the
+// given frame.
+func syntheticTracer(delay time.Duration, failAt map[string]int) tracer.Tracer {
+	ok := tracer.NewSynthetic(tracer.WithDelay(delay))
+	failing := map[string]tracer.Tracer{}
+	for id, frame := range failAt {
+		failing[id] = tracer.NewSynthetic(tracer.WithDelay(delay), tracer.WithFailureAt(frame))
+	}
+	return tracer.Func(func(ctx context.Context, m domain.Movie, plan domain.TracePlan, emit func(domain.Frame) error) error {
+		if f, bad := failing[m.ID]; bad {
+			return f.Trace(ctx, m, plan, emit)
+		}
+		return ok.Trace(ctx, m, plan, emit)
+	})
 }

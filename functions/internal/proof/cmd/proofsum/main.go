@@ -1,0 +1,97 @@
+// Command proofsum adds up the "proof-count key=value ..." lines the parts
+// of the proof suite append to one file ($PROOF_COUNTS) and prints the one
+// summary line `make proof` ends with:
+//
+//	proof: histories=1000 violations=0 faults=... fuzz_execs=... ...
+//
+// Keys are summed across lines; the well-known ones come first, in a fixed
+// order, the rest alphabetically. It exits 1 if the file is missing or
+// empty, or if any violations were counted, so the summary can never read
+// as a pass when nothing ran.
+//
+//	proofsum FILE...
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var first = []string{"histories", "violations", "faults", "fuzz_execs"}
+
+func main() {
+	sums, err := read(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proofsum:", err)
+		os.Exit(1)
+	}
+	fmt.Println(line(sums))
+	if sums["violations"] > 0 {
+		os.Exit(1)
+	}
+}
+
+func read(paths []string) (map[string]int64, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("usage: proofsum FILE")
+	}
+	sums := map[string]int64{}
+	lines := 0
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) == 0 || fields[0] != "proof-count" {
+				continue
+			}
+			lines++
+			for _, kv := range fields[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				n, err := strconv.ParseInt(v, 10, 64)
+				if !ok || k == "" || err != nil {
+					f.Close()
+					return nil, fmt.Errorf("%s: bad count %q", p, kv)
+				}
+				sums[k] += n
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if lines == 0 {
+		return nil, fmt.Errorf("no proof-count lines in %s", strings.Join(paths, ", "))
+	}
+	return sums, nil
+}
+
+func line(sums map[string]int64) string {
+	var keys []string
+	for _, k := range first {
+		if _, ok := sums[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	var rest []string
+	for k := range sums {
+		if !slices.Contains(first, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	parts := []string{"proof:"}
+	for _, k := range append(keys, rest...) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, sums[k]))
+	}
+	return strings.Join(parts, " ")
+}

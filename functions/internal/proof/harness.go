@@ -1,0 +1,465 @@
+package proof
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
+)
+
+// Config shapes one history.
+type Config struct {
+	Browsers int           // concurrent Analyze pages
+	Workers  int           // concurrent trace workers
+	Length   time.Duration // how long the clients issue operations
+	Lease    time.Duration // the lease duration every command asks for
+	// Skews are the clients' clock offsets, browsers first: client i's clock
+	// reads real time + Skews[i].
+	Skews []time.Duration
+	// Think is the longest pause between two operations of one client.
+	// Clients also sometimes stall for about a lease duration, so leases
+	// lapse while their holders still believe in them.
+	Think time.Duration
+	// MinOps keeps the clients going past Length (up to 4×Length) until they
+	// made this many operations together, so that a slow emulator still
+	// yields histories worth checking.
+	MinOps int
+	Seed   uint64
+}
+
+// Clients returns the number of clients.
+func (c Config) Clients() int { return c.Browsers + c.Workers }
+
+// RandomConfig draws a history's shape from seed: 3-6 browsers and 1-2
+// workers, a length in [minLen, maxLen], a lease of 250 ms to 1.5 s (short,
+// so that most histories see leases lapse, which is where skew matters) and each
+// client's clock offset uniform in [-maxSkew, maxSkew]; one history in five
+// runs without skew.
+func RandomConfig(seed uint64, maxSkew, minLen, maxLen time.Duration) Config {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	c := Config{
+		Browsers: 3 + r.IntN(4),
+		Workers:  1 + r.IntN(2),
+		Length:   minLen + time.Duration(r.Int64N(int64(maxLen-minLen)+1)),
+		Lease:    []time.Duration{250, 500, 1000, 1500}[r.IntN(4)] * time.Millisecond,
+		Think:    time.Duration(2+r.IntN(14)) * time.Millisecond,
+		Seed:     seed,
+	}
+	c.MinOps = 15 * c.Clients()
+	skewed := maxSkew > 0 && r.IntN(5) != 0
+	c.Skews = make([]time.Duration, c.Clients())
+	for i := range c.Skews {
+		if skewed {
+			c.Skews[i] = time.Duration(r.Int64N(int64(2*maxSkew)+1)) - maxSkew
+		}
+		c.Skews[i] = c.Skews[i].Truncate(time.Millisecond)
+	}
+	return c
+}
+
+// History is one recorded run against one fresh movie row.
+type History struct {
+	Config  Config
+	MovieID string
+	// Base is the real time the history started; reports show times
+	// relative to it.
+	Base    time.Time
+	Initial domain.Movie // the row as stored before any client ran
+	Ops     []Op         // every operation, by call time
+	Final   domain.Movie // the row after every client stopped
+	Frames  []StoredFrame
+}
+
+// FrameCount is the length of every history's movie: short, so trims and
+// trace plans collide often.
+const FrameCount = 40
+
+var users = []domain.User{{ID: "u1", Name: "Ada"}, {ID: "u2", Name: "Brian"}, {ID: "u3", Name: "Chen"}}
+
+// Run records one history: it creates the movie, runs the clients until
+// cfg.Length has passed, then reads the final row and the stored frames.
+func Run(ctx context.Context, s Store, movieID string, cfg Config) (*History, error) {
+	created := time.Now().UTC().Truncate(time.Millisecond)
+	m, err := domain.NewMovie(movieID, "Proof "+movieID, FrameCount, 25, created)
+	if err != nil {
+		return nil, err
+	}
+	m.Settings.Markers = []domain.Marker{{ID: "m0", Label: "tip", X: 0.5, Y: 0.5}}
+	if err := s.Create(ctx, m); err != nil {
+		return nil, fmt.Errorf("create movie: %w", err)
+	}
+	initial, err := s.Get(ctx, movieID)
+	if err != nil {
+		return nil, fmt.Errorf("read created movie: %w", err)
+	}
+	h := &harness{ctx: ctx, store: s, movieID: movieID, cfg: cfg, start: time.Now()}
+	h.deadline = h.start.Add(cfg.Length)
+	h.hardDeadline = h.start.Add(4 * cfg.Length)
+	clients := make([]*client, cfg.Clients())
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := &client{id: i, h: h, skew: cfg.Skews[i], rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), user: users[i%len(users)]}
+		clients[i] = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i < cfg.Browsers {
+				c.browse()
+			} else {
+				c.work()
+			}
+		}()
+	}
+	wg.Wait()
+	var ops []Op
+	for _, c := range clients {
+		ops = append(ops, c.ops...)
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Start < ops[j].Start })
+	for i := range ops {
+		ops[i].ID = i
+	}
+	final, err := s.Get(ctx, movieID)
+	if err != nil {
+		return nil, fmt.Errorf("read final movie: %w", err)
+	}
+	frames, err := s.Frames(ctx, movieID)
+	if err != nil {
+		return nil, err
+	}
+	return &History{
+		Config: cfg, MovieID: movieID, Base: h.start.UTC(),
+		Initial: initial, Ops: ops, Final: final, Frames: frames,
+	}, nil
+}
+
+type harness struct {
+	ctx      context.Context
+	store    Store
+	movieID  string
+	cfg      Config
+	start    time.Time // carries the monotonic reading every op timestamp is measured on
+	deadline time.Time // the clients stop after it, once they made cfg.MinOps operations...
+	// ...or after hardDeadline.
+	hardDeadline time.Time
+	ops          atomic.Int64
+
+	mu    sync.Mutex
+	queue []string // job IDs "sent" to workers, as SQS would deliver them
+}
+
+func (h *harness) send(jobID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue = append(h.queue, jobID)
+}
+
+func (h *harness) receive() (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.queue) == 0 {
+		return "", false
+	}
+	id := h.queue[0]
+	h.queue = h.queue[1:]
+	return id, true
+}
+
+// client is one browser page or worker: sequential, with its own clock.
+type client struct {
+	id   int
+	h    *harness
+	skew time.Duration
+	rng  *rand.Rand
+	user domain.User
+	ops  []Op
+}
+
+// now is the client's clock: real time plus its fixed offset, at the
+// stored (millisecond) precision.
+func (c *client) now() time.Time {
+	return time.Now().Add(c.skew).UTC().Truncate(time.Millisecond)
+}
+
+func (c *client) running() bool {
+	now := time.Now()
+	if now.Before(c.h.deadline) {
+		return true
+	}
+	return c.h.ops.Load() < int64(c.h.cfg.MinOps) && now.Before(c.h.hardDeadline)
+}
+
+// sleep pauses, but not past the point where the history ends.
+func (c *client) sleep(d time.Duration) {
+	limit := c.h.deadline
+	if time.Now().After(limit) {
+		limit = c.h.hardDeadline
+	}
+	if left := time.Until(limit); d > left {
+		d = max(left, 0)
+	}
+	time.Sleep(d)
+}
+
+func (c *client) pause() { c.sleep(time.Duration(c.rng.Int64N(int64(c.h.cfg.Think) + 1))) }
+
+// stall sometimes sleeps for about a lease duration.
+func (c *client) stall(p float64) {
+	if c.rng.Float64() < p {
+		c.sleep(time.Duration(float64(c.h.cfg.Lease) * (0.7 + 0.7*c.rng.Float64())))
+	}
+}
+
+// do performs one operation and records it.
+func (c *client) do(call Call) Outcome {
+	ctx, cancel := context.WithTimeout(c.h.ctx, 20*time.Second)
+	defer cancel()
+	start := time.Since(c.h.start).Nanoseconds()
+	var out Outcome
+	switch call.Kind {
+	case KindRead:
+		m, err := c.h.store.Get(ctx, c.h.movieID)
+		out = classify(&m, err)
+	case KindFrame:
+		out = classify(nil, c.h.store.WriteFrame(ctx, c.h.movieID, call.Fence, call.Frame, call.Token))
+	default:
+		m, err := c.h.store.Apply(ctx, c.h.movieID, call.Cmd)
+		out = classify(&m, err)
+	}
+	end := time.Since(c.h.start).Nanoseconds()
+	c.h.ops.Add(1)
+	c.ops = append(c.ops, Op{Client: c.id, Call: call, Out: out, Start: start, End: end})
+	return out
+}
+
+func (c *client) command(cmd domain.Command) Outcome { return c.do(Call{Kind: KindCommand, Cmd: cmd}) }
+
+func (c *client) chance(p float64) bool { return c.rng.Float64() < p }
+
+// browse is an Analyze page: it opens, heartbeats, edits, starts traces and
+// releases, and sometimes acts with an old lease ID, like a stale tab.
+func (c *client) browse() {
+	var cur string         // the lease this page believes it holds
+	var old []string       // leases it held (or asked for) before
+	var seen *domain.Movie // the row as this page last saw it
+	look := func(o Outcome) Outcome {
+		if o.Movie != nil {
+			seen = o.Movie
+		}
+		return o
+	}
+	drop := func() {
+		if cur != "" {
+			old = append(old, cur)
+			cur = ""
+		}
+	}
+	lease := func() string {
+		switch {
+		case cur != "" && c.chance(0.9):
+			return cur
+		case len(old) > 0 && c.chance(0.8):
+			return old[c.rng.IntN(len(old))]
+		default:
+			return token.New() // never granted
+		}
+	}
+	d := c.h.cfg.Lease
+	for c.running() {
+		c.pause()
+		c.stall(0.04)
+		if !c.running() {
+			return
+		}
+		var roll int
+		if cur == "" {
+			roll = pick(c.rng, 45, 20, 10, 10, 5, 10, 0, 0)
+		} else {
+			roll = pick(c.rng, 3, 15, 12, 30, 25, 7, 7, 5)
+		}
+		switch roll {
+		case 0: // open Analyze
+			id := token.New()
+			out := look(c.command(domain.OpenAnalysis{LeaseID: id, User: c.user, Now: c.now(), Duration: d}))
+			if out.Accepted() {
+				drop()
+				cur = id
+			} else {
+				old = append(old, id)
+			}
+		case 1: // poll the metadata
+			look(c.do(Call{Kind: KindRead}))
+		case 2: // start a trace, with the page's lease (or none, or an old one)
+			l := lease()
+			if cur == "" && c.chance(0.5) {
+				l = ""
+			}
+			job := token.New()
+			from := c.rng.IntN(FrameCount) // sometimes outside the trim: refused
+			if seen != nil && c.chance(0.85) {
+				t := seen.Settings.Trim
+				from = t.Start + c.rng.IntN(t.End-t.Start)
+			}
+			out := look(c.command(domain.StartTrace{LeaseID: l, JobID: job, User: c.user, FromFrame: from, Now: c.now(), Duration: d}))
+			if out.Accepted() || out.Unknown {
+				c.h.send(job)
+				if c.chance(0.25) {
+					c.h.send(job) // SQS delivers at least once
+				}
+				if l == cur {
+					drop()
+				}
+			}
+		case 3: // edit
+			l := lease()
+			var out Outcome
+			switch c.rng.IntN(3) {
+			case 0:
+				ms := make([]domain.Marker, 1+c.rng.IntN(3))
+				if c.chance(0.1) {
+					ms = nil // no markers: StartTrace is refused until some are placed
+				}
+				for i := range ms {
+					ms[i] = domain.Marker{ID: fmt.Sprintf("m%d", i), Label: "pt", X: float64(c.rng.IntN(9)) / 8, Y: float64(c.rng.IntN(9)) / 8}
+				}
+				out = look(c.command(domain.EditMarkers{LeaseID: l, Now: c.now(), Markers: ms}))
+			case 1:
+				start := c.rng.IntN(FrameCount)
+				end := start + 1 + c.rng.IntN(FrameCount-start)
+				if c.chance(0.1) {
+					end = FrameCount + 1 + c.rng.IntN(5) // beyond the movie: refused by the condition
+				}
+				out = look(c.command(domain.EditTrim{LeaseID: l, Now: c.now(), Trim: domain.Trim{Start: start, End: end}}))
+			default:
+				out = look(c.command(domain.EditCaptureInterval{LeaseID: l, Now: c.now(), Interval: 1 + c.rng.IntN(4)}))
+			}
+			if l == cur && lost(out) {
+				drop()
+			}
+		case 4: // heartbeat
+			l := lease()
+			out := look(c.command(domain.Heartbeat{LeaseID: l, Now: c.now(), Duration: d}))
+			if l == cur && lost(out) {
+				drop()
+			}
+		case 5: // leave the page
+			l := lease()
+			c.command(domain.Release{LeaseID: l, Now: c.now()})
+			if l == cur {
+				drop()
+			}
+		case 6: // the tab crashes: the lease is abandoned, never released
+			drop()
+		case 7: // reload: a new page instance opens Analyze again
+			drop()
+			id := token.New()
+			if out := c.command(domain.OpenAnalysis{LeaseID: id, User: c.user, Now: c.now(), Duration: d}); out.Accepted() {
+				cur = id
+			} else {
+				old = append(old, id)
+			}
+		}
+	}
+}
+
+// lost reports whether a page's own write says its lease is gone.
+func lost(o Outcome) bool {
+	if o.Refusal == nil {
+		return false
+	}
+	switch o.Refusal.Code {
+	case domain.CodeLeaseLost, domain.CodeLeaseHeld, domain.CodeTracingInProgress:
+		return true
+	}
+	return false
+}
+
+// work is a trace worker: it receives job IDs (possibly twice), claims,
+// begins, writes fenced frames, renews and finishes, and sometimes stalls
+// for a lease duration, crashes, or keeps writing after it lost its lease.
+func (c *client) work() {
+	for c.running() {
+		job, ok := c.h.receive()
+		if !ok {
+			c.sleep(time.Duration(2+c.rng.IntN(10)) * time.Millisecond)
+			if c.chance(0.03) {
+				c.do(Call{Kind: KindRead})
+			}
+			continue
+		}
+		c.trace(job)
+	}
+}
+
+func (c *client) trace(jobID string) {
+	d := c.h.cfg.Lease
+	out := c.command(domain.ClaimJob{JobID: jobID, Now: c.now(), Duration: d})
+	if !out.Accepted() || out.Movie == nil || out.Movie.Lease == nil {
+		return // a redelivery, a job already replaced, or unknown: a no-op
+	}
+	if c.chance(0.2) {
+		c.h.send(jobID) // a redelivery of a claimed job
+	}
+	m := *out.Movie
+	job := *m.Lease
+	plan := domain.PlanTrace(m, job)
+	// A zombie keeps writing after losing its lease, as a partitioned worker
+	// whose lease lapsed would; every such write must be fenced off.
+	zombie := c.chance(0.5)
+	gone := false
+	fence := func(o Outcome) {
+		if o.Refusal != nil {
+			gone = true
+		}
+	}
+	fence(c.command(domain.BeginTrace{JobFence: domain.JobFence{JobID: jobID, Now: c.now()}, Duration: d, CleanBefore: plan.ClearFrom, TotalFrames: plan.Frames}))
+	written := 0
+	frames := min(plan.Frames, 2+c.rng.IntN(8))
+	for i := range frames {
+		if (gone && !zombie) || !c.running() {
+			return
+		}
+		c.pause()
+		c.stall(0.08)
+		o := c.do(Call{Kind: KindFrame, Fence: domain.JobFence{JobID: jobID, Now: c.now()}, Frame: plan.FrameAt(i), Token: token.New()})
+		fence(o)
+		if o.Accepted() {
+			written++
+		}
+		if i%2 == 1 {
+			fence(c.command(domain.RenewJob{JobFence: domain.JobFence{JobID: jobID, Now: c.now()}, Duration: d, FramesWritten: written}))
+		}
+	}
+	if (gone && !zombie) || !c.running() {
+		return
+	}
+	switch r := c.rng.Float64(); {
+	case r < 0.1: // crash before the terminal write
+	case r < 0.3:
+		c.command(domain.FailJob{Job: job, Now: c.now(), FramesWritten: written, Summary: "marker m0 lost at /var/task/trace.go:42 token=abc"})
+	default:
+		c.command(domain.CompleteJob{Job: job, Now: c.now(), FramesWritten: written, CleanBefore: plan.End})
+	}
+}
+
+// pick returns an index drawn with the given weights.
+func pick(r *rand.Rand, weights ...int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	n := r.IntN(total)
+	for i, w := range weights {
+		if n < w {
+			return i
+		}
+		n -= w
+	}
+	return len(weights) - 1
+}

@@ -146,9 +146,14 @@ func TestTakenOverJobWritesNothingAfterTakeover(t *testing.T) {
 	jobA := e.start("m2", alice, 0, time.Now(), lease)
 	reached, gate := make(chan struct{}), make(chan struct{})
 	synth := tracer.NewSynthetic()
+	var wA *testWorker
 	trA := tracer.Func(func(ctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
 		return synth.Trace(ctx, m, p, func(f domain.Frame) error {
 			if f.Index == 150 {
+				// Hold here once the first transaction (frames 0-98) is durable.
+				for deadline := time.Now().Add(10 * time.Second); wA.putsWritten() < 99 && time.Now().Before(deadline); {
+					time.Sleep(5 * time.Millisecond)
+				}
 				close(reached)
 				select {
 				case <-gate:
@@ -159,7 +164,7 @@ func TestTakenOverJobWritesNothingAfterTakeover(t *testing.T) {
 			return emit(f)
 		})
 	})
-	wA := e.newWorker(trA, lease)
+	wA = e.newWorker(trA, lease)
 	wA.Now = func() time.Time { return time.Now().Add(-time.Hour) }
 	doneA := make(chan worker.Outcome, 1)
 	go func() { doneA <- wA.Run(context.Background(), jobA) }()

@@ -335,16 +335,21 @@ func movieID(t testing.TB) string {
 // createMovie stores a ready 300-frame movie with one marker.
 func (a *api) createMovie(mutate ...func(*domain.Movie)) string {
 	a.t.Helper()
-	m, err := domain.NewMovie(movieID(a.t), "Movie "+token.New()[:6], 300, 30, t0)
+	return createMovie(a.t, a.fx, mutate...)
+}
+
+func createMovie(tb testing.TB, fx *fixture, mutate ...func(*domain.Movie)) string {
+	tb.Helper()
+	m, err := domain.NewMovie(movieID(tb), "Movie "+token.New()[:6], 300, 30, t0)
 	if err != nil {
-		a.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	m.Settings.Markers = []domain.Marker{{ID: "m1", Label: "tip", X: 0.5, Y: 0.5}}
 	for _, f := range mutate {
 		f(&m)
 	}
-	if err := a.fx.movies.Create(context.Background(), m); err != nil {
-		a.t.Fatalf("create movie: %v", err)
+	if err := fx.movies.Create(context.Background(), m); err != nil {
+		tb.Fatalf("create movie: %v", err)
 	}
 	return m.ID
 }

@@ -197,11 +197,11 @@ type panicStore struct{ nopStore }
 
 func (panicStore) List(context.Context) ([]domain.Movie, error) { panic("boom") }
 
-func mustAuth(t *testing.T, m map[string]string) httpapi.Authenticator {
-	t.Helper()
+func mustAuth(tb testing.TB, m map[string]string) httpapi.Authenticator {
+	tb.Helper()
 	a, err := httpapi.ChooseAuthenticator(env(m))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return a
 }

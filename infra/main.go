@@ -93,10 +93,15 @@ func run() error {
 	stack.ApplyNag(app)
 	// The CLI refuses to deploy a stack with error annotations; running
 	// without the CLI, fail the same way (cdk-nag reports as errors).
-	if errs := stack.Errors(app.Synth(nil)); len(errs) > 0 {
-		for _, e := range errs {
-			fmt.Fprintln(os.Stderr, "error:", e)
-		}
+	app.Synth(nil)
+	errs, err := stack.Errors(*app.Outdir())
+	if err != nil {
+		return err
+	}
+	for _, e := range errs {
+		fmt.Fprintf(os.Stderr, "error: %s: %s\n", e.Path, e.Message)
+	}
+	if len(errs) > 0 {
 		return fmt.Errorf("%d synthesis error(s)", len(errs))
 	}
 	return nil

@@ -8,8 +8,11 @@
 package stack
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -26,7 +29,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
@@ -245,12 +247,13 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 			EnvFramesTable: s.Frames.TableName(),
 			EnvQueueURL:    s.TraceQueue.QueueUrl(),
 		})
-	// Frame writes are TransactWriteItems: a ConditionCheck of the job fence
-	// on the movie row, then Puts and Deletes of frames.
+	// Frame writes are TransactWriteItems, which IAM authorizes item by
+	// item: a ConditionCheck of the job fence on the movie row
+	// (ConditionCheckItem), then Puts and Deletes of frames.
 	allow(workerRole, "MoviesJobFence", []*string{s.Movies.TableArn()},
 		"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
 	allow(workerRole, "FramesReadWrite", []*string{s.Frames.TableArn()},
-		"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+		"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem")
 
 	// --- Event sources --------------------------------------------------
 	streamFn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(s.Movies, &awslambdaeventsources.DynamoEventSourceProps{
@@ -535,18 +538,81 @@ func retentionEnum(days int) awslogs.RetentionDays {
 	return m[days]
 }
 
-// Errors returns the error-level messages of every stack in a synthesized
-// assembly (cdk-nag findings among them), as "path: message".
-func Errors(asm cxapi.CloudAssembly) []string {
-	var out []string
-	for _, st := range *asm.StacksRecursively() {
-		for _, m := range *st.Messages() {
-			if m.Level == cxapi.SynthesisMessageLevel_ERROR {
-				out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+// Finding is an annotation of a synthesized cloud assembly, such as a
+// cdk-nag finding.
+type Finding struct {
+	Stack, Path, Message string
+}
+
+// Errors reads the error annotations (metadata type aws:cdk:error) of every
+// stack in the cloud assembly in dir, as the CDK CLI does before it deploys.
+func Errors(dir string) ([]Finding, error) { return Annotations(dir, "aws:cdk:error") }
+
+// Annotations reads the annotations of one metadata type (aws:cdk:error,
+// aws:cdk:warning, aws:cdk:info) of every stack in the cloud assembly in dir.
+func Annotations(dir, typ string) ([]Finding, error) {
+	var manifest struct {
+		Artifacts map[string]struct {
+			Type                   string                       `json:"type"`
+			Metadata               map[string][]json.RawMessage `json:"metadata"`
+			AdditionalMetadataFile string                       `json:"additionalMetadataFile"`
+		} `json:"artifacts"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		return nil, fmt.Errorf("manifest.json: %w", err)
+	}
+	var out []Finding
+	for _, name := range sortedNames(manifest.Artifacts) {
+		a := manifest.Artifacts[name]
+		if a.Type != "aws:cloudformation:stack" {
+			continue
+		}
+		metadata := map[string][]json.RawMessage{}
+		for path, entries := range a.Metadata {
+			metadata[path] = entries
+		}
+		if a.AdditionalMetadataFile != "" {
+			var more map[string][]json.RawMessage
+			b, err := os.ReadFile(filepath.Join(dir, a.AdditionalMetadataFile))
+			if err != nil {
+				return nil, err
+			}
+			if err := json.Unmarshal(b, &more); err != nil {
+				return nil, fmt.Errorf("%s: %w", a.AdditionalMetadataFile, err)
+			}
+			for path, entries := range more {
+				metadata[path] = append(metadata[path], entries...)
+			}
+		}
+		for _, path := range sortedNames(metadata) {
+			for _, raw := range metadata[path] {
+				var e struct {
+					Type string `json:"type"`
+					Data any    `json:"data"`
+				}
+				if err := json.Unmarshal(raw, &e); err != nil {
+					return nil, fmt.Errorf("%s metadata of %s: %w", name, path, err)
+				}
+				if e.Type == typ {
+					out = append(out, Finding{Stack: name, Path: path, Message: fmt.Sprint(e.Data)})
+				}
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // StackName is the stack (and construct) name of environment env.

@@ -27,6 +27,7 @@ type tab struct {
 	name     string
 	ctx      context.Context
 	out      string // screenshots
+	began    time.Time
 	download string // the browser's download folder
 
 	mu      sync.Mutex
@@ -79,7 +80,7 @@ func newTab(t *testing.T, name, out string) (*tab, error) {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	b := &tab{t: t, name: name, ctx: ctx, out: out, download: t.TempDir()}
+	b := &tab{t: t, name: name, ctx: ctx, out: out, download: t.TempDir(), began: time.Now()}
 	if err := chromedp.Do(ctx); err != nil { // starts the browser, bound to ctx only
 		return nil, fmt.Errorf("%s: start chromium: %w", name, err)
 	}
@@ -163,7 +164,9 @@ func (b *tab) text() string {
 func (b *tab) shot(name string) string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	b.t.Logf("%s: screenshot %s at %s (took %s)", b.name, name, time.Since(b.began).Round(10*time.Millisecond), time.Since(start).Round(10*time.Millisecond))
 	if err != nil {
 		b.t.Logf("%s: screenshot %s: %v", b.name, name, err)
 		return ""

@@ -103,10 +103,11 @@ func (p *StreamPoller) Run(stop, invoke context.Context) {
 	p.defaults()
 	for stop.Err() == nil {
 		busy, err := p.Poll(stop, invoke)
-		if err != nil && stop.Err() == nil {
+		switch {
+		case err != nil && stop.Err() == nil:
 			p.Log.Warn("stream poll", slog.String("error", err.Error()))
-		}
-		if !busy {
+			sleep(stop, time.Second) // DynamoDB Local may be gone: do not spin
+		case !busy:
 			sleep(stop, p.Idle)
 		}
 	}

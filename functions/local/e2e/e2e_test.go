@@ -65,7 +65,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	alice.do("set the capture interval", chromedp.SetValue(chromedp.ID("capture-interval"), fmt.Sprint(interval)),
 		chromedp.Click(chromedp.ID("save-interval")))
 	alice.waitJS("the interval is saved", `document.querySelector('#message').textContent === 'Capture interval saved.'`)
-	m := getMovie(t, st)
+	m := getMovie(t, st, movieID)
 	if len(m.Markers) != 1 || m.CaptureInterval != interval || m.Lock == nil || m.Lock.Kind != domain.LeaseAnalysis || m.Lock.UserName != "Alice" {
 		t.Fatalf("after Alice's edits the API shows markers %v, interval %d, lock %+v", m.Markers, m.CaptureInterval, m.Lock)
 	}
@@ -107,7 +107,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if refused != "409 lease_held" {
 		t.Fatalf("Bob's direct marker write got %q, want 409 lease_held", refused)
 	}
-	if m := getMovie(t, st); len(m.Markers) != 1 {
+	if m := getMovie(t, st, movieID); len(m.Markers) != 1 {
 		t.Fatalf("Bob changed the markers: %v", m.Markers)
 	}
 	bob.shot("04-bob-view-only")
@@ -127,7 +127,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	// the tracing lease.
 	alice.do("leave the page", chromedp.Navigate("about:blank"))
 	time.Sleep(300 * time.Millisecond) // let the beacon land
-	mid := getMovie(t, st)
+	mid := getMovie(t, st, movieID)
 	if mid.Status != domain.StatusTracing || mid.Lock == nil || mid.Lock.Kind != domain.LeaseTracing || mid.Lock.UserName != "Alice" {
 		t.Fatalf("after Alice left mid-trace: status %s, lock %+v", mid.Status, mid.Lock)
 	}
@@ -144,7 +144,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	results := `document.querySelector('#results').dataset.count === '` + fmt.Sprint(wantFrames) + `'`
 	alice.waitJS("Alice's page loads the results", results)
 	bob.waitJS("Bob's page loads the results", results)
-	done := getMovie(t, st)
+	done := getMovie(t, st, movieID)
 	if done.Status != domain.StatusTraced || done.LastJob == nil || done.LastJob.Frames != wantFrames || done.LastJob.UserName != "Alice" {
 		t.Fatalf("after the trace: status %s, last job %+v", done.Status, done.LastJob)
 	}
@@ -172,7 +172,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 
 	// Alice closes her page: the beacon releases her analysis lease.
 	alice.do("leave the page", chromedp.Navigate("about:blank"))
-	waitFor(t, "Alice's lease is released", func() bool { return getMovie(t, st).Lock == nil })
+	waitFor(t, "Alice's lease is released", func() bool { return getMovie(t, st, movieID).Lock == nil })
 	bob.waitJS("Bob sees nobody editing", banner+`.dataset.mode === 'free' && !document.querySelector('#acquire').hidden`)
 	bob.shot("10-bob-after-alice-left")
 
@@ -192,6 +192,12 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	}
 	bob.waitJS("Bob edits again after his failed trace", banner+`.dataset.mode === 'edit'`)
 	bob.shot("11-bob-failed-trace")
+	// Leaving Analyze inside the page releases the lease with DELETE.
+	if l := getMovie(t, st, failingID).Lock; l == nil || l.UserName != "Bob" {
+		t.Fatalf("Bob's lease on the damaged movie: %+v", l)
+	}
+	bob.do("back to the list", chromedp.Click(chromedp.ID("back")))
+	waitFor(t, "Bob's lease is released", func() bool { return getMovie(t, st, failingID).Lock == nil })
 	t.Logf("screenshots in %s; whole test %s", out, time.Since(began).Round(time.Millisecond))
 }
 
@@ -247,9 +253,9 @@ func startStack(t *testing.T, out string) *stack.Stack {
 }
 
 // getMovie reads the movie through the API, as a third user.
-func getMovie(t *testing.T, st *stack.Stack) httpapi.MovieDetail {
+func getMovie(t *testing.T, st *stack.Stack, id string) httpapi.MovieDetail {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, st.URL+"movies/"+movieID, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, st.URL+"movies/"+id, nil)
 	req.Header.Set(httpapi.HeaderDevUser, "dev-observer")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -258,7 +264,7 @@ func getMovie(t *testing.T, st *stack.Stack) httpapi.MovieDetail {
 	defer res.Body.Close()
 	var m httpapi.MovieDetail
 	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /movies/%s: %s", movieID, res.Status)
+		t.Fatalf("GET /movies/%s: %s", id, res.Status)
 	}
 	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
 		t.Fatal(err)

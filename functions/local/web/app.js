@@ -742,6 +742,11 @@ $('#download-csv').addEventListener('click', () => download('csv'));
 // --------------------------------------------------------------- lifecycle --
 
 window.addEventListener('hashchange', render);
+// Timers of a hidden tab are throttled (to once a minute after a while):
+// renew as soon as the tab is visible again.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && state.leaseId) heartbeat(state.generation);
+});
 window.addEventListener('pagehide', () => leaveAnalyze(true));
 window.addEventListener('pageshow', (e) => {
   // Restored from the back/forward cache: the lease was released on

@@ -158,11 +158,10 @@ func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
 		log     string // must appear in the error log record
 	}{
 		{"panic", at(50, func(domain.Frame, func(domain.Frame) error) error { panic(hostile) }), generic, "goroutine"},
-		{"nil map panic", at(50, func(domain.Frame, func(domain.Frame) error) error {
-			var m map[string]int
-			m["x"]++
-			return nil
-		}), generic, "assignment to entry in nil map"},
+		{"runtime error", at(50, func(f domain.Frame, _ func(domain.Frame) error) error {
+			var none []int
+			return fmt.Errorf("unreachable %d", none[f.Index])
+		}), generic, "index out of range [50]"},
 		{"plain error", at(50, func(domain.Frame, func(domain.Frame) error) error { return errors.New(hostile) }), generic, "hunter2"},
 		{"hostile safe summary", at(50, func(domain.Frame, func(domain.Frame) error) error {
 			return tracer.Safe("Model load failed: "+hostile, errors.New("cause"))
@@ -442,5 +441,37 @@ func TestSQSMessageIsLambdaShaped(t *testing.T) {
 	}
 	if empty := worker.SQSMessage(sqstypes.Message{}, "", ""); empty.Attributes == nil || empty.MessageAttributes == nil {
 		t.Fatal("nil maps: Lambda sends {}")
+	}
+}
+
+// TestHandlerSurvivesAPanicOutsideTheJob: a panic outside the traced part
+// (here: in the store during the claim) neither kills the process nor fails
+// the rest of the batch; that message is left for redelivery.
+func TestHandlerSurvivesAPanicOutsideTheJob(t *testing.T) {
+	e := newEnv(t)
+	e.createMovie("m13", 300)
+	e.createMovie("m14", 300)
+	bad, good := e.start("m13", alice, 0, time.Now(), lease), e.start("m14", alice, 0, time.Now(), lease)
+	tw := e.newWorker(tracer.NewSynthetic(), lease)
+	tw.movies.fail = func(cmd domain.Command) error {
+		if c, ok := cmd.(domain.ClaimJob); ok && c.JobID == bad.JobID {
+			panic("store bug")
+		}
+		return nil
+	}
+	var msgs []lambdaevents.SQSMessage
+	for i, j := range []events.TraceJob{bad, good} {
+		body, _ := events.EncodeTraceJob(j)
+		msgs = append(msgs, lambdaevents.SQSMessage{MessageId: fmt.Sprint("msg-", i), Body: body})
+	}
+	resp, err := tw.Handle(context.Background(), lambdaevents.SQSEvent{Records: msgs})
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "msg-0" {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	if e.get("m14").Status != domain.StatusTraced {
+		t.Fatal("the rest of the batch did not run")
+	}
+	if n := countLogs(e, "worker panicked; message left for redelivery"); n != 1 {
+		t.Fatalf("%d panic records", n)
 	}
 }

@@ -2,7 +2,9 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -53,7 +55,19 @@ func (w *Worker) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaev
 // ID-shaped strings redacted) and reported done rather than redelivered until
 // it lands in the dead-letter queue: that queue then holds only jobs that
 // failed for a reason that might pass, which is what its alarm means.
-func (w *Worker) HandleMessage(ctx context.Context, msg lambdaevents.SQSMessage) Outcome {
+//
+// A panic that escapes the job's own recovery (a bug in the worker outside
+// the traced part) is logged with its stack and the message is left for
+// redelivery: before the claim that retries it, after the claim the
+// redelivery is a no-op. Either way the process and the batch go on.
+func (w *Worker) HandleMessage(ctx context.Context, msg lambdaevents.SQSMessage) (out Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.ErrorContext(ctx, "worker panicked; message left for redelivery",
+				slog.String("messageId", msg.MessageId), slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+			out = Outcome{Result: ResultDeferred, Err: fmt.Errorf("panic: %v", p)}
+		}
+	}()
 	job, err := events.DecodeTraceJob(msg.Body)
 	if err != nil {
 		w.log.ErrorContext(ctx, "undecodable trace-job message dropped",

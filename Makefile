@@ -152,6 +152,9 @@ RAPID_CHECKS    ?= 2000
 PROOF_TIMEOUT   ?= 3h
 PROOF_COUNTS    := $(CURDIR)/testoutput/proof/counts.txt
 BENCH_FLAGS     ?=
+FUZZTIME        ?= 10s
+# End-to-end fault-injection runs (functions/internal/proof/faults; make test runs 3).
+FAULTS_RUNS     ?= 50
 
 .PHONY: proof
 proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=2000); the last line sums the counts
@@ -164,11 +167,34 @@ proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=
 # The parts of `make proof`, run under the emulators it starts.
 .PHONY: proof-suite
 proof-suite:
-	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) \
+	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) FAULTS_RUNS=$(FAULTS_RUNS) \
 		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
 	$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^TestConditionsAgreeWithTheDomain$$' ./functions/internal/dynamo \
 		-args -rapid.checks=$(RAPID_CHECKS)
 	@echo "proof-count differential_checks=$(RAPID_CHECKS)" >> $(PROOF_COUNTS)
+	$(MAKE) fuzz PROOF_COUNTS=$(PROOF_COUNTS)
+
+# Every Fuzz* target of the module for FUZZTIME each (go test -fuzz takes one
+# target per run). Packages are those whose test files declare a Fuzz
+# function; `go test -list` names the targets. The executions are the last
+# `fuzz: elapsed: ..., execs: N` line of each run, summed into
+# `proof-count fuzz_execs=N`.
+.PHONY: fuzz
+fuzz: ## Run every Fuzz* target for FUZZTIME (10s) each; appends fuzz_execs=N to PROOF_COUNTS
+	@total=0; targets=0; \
+	for dir in $$($(GO) list -f '{{.Dir}}' ./...); do \
+		grep -qs '^func Fuzz' $$dir/*_test.go || continue; \
+		pkg=$$($(GO) list $$dir); \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+			out=$$($(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -v $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+			n=$$(echo "$$out" | sed -n 's/.*fuzz: elapsed: .*, execs: \([0-9]*\).*/\1/p' | tail -1); \
+			echo "  execs=$${n:-0}"; \
+			total=$$((total + $${n:-0})); targets=$$((targets + 1)); \
+		done; \
+	done; \
+	echo "fuzz: $$targets targets, $$total execs"; \
+	if [ -n "$(PROOF_COUNTS)" ]; then mkdir -p $(dir $(PROOF_COUNTS)); echo "proof-count fuzz_execs=$$total" >> $(PROOF_COUNTS); fi
 
 .PHONY: bench
 bench: withemulators ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol

@@ -227,7 +227,9 @@ func TestTakenOverJobWritesNothingAfterTakeover(t *testing.T) {
 func TestCrashedWorkerLeavesStaleLeaseThenRetraceCleansUp(t *testing.T) {
 	e := newEnv(t)
 	e.createMovie("m3", 300)
-	const short = 3 * time.Second
+	// Long enough that a transaction on a heavily loaded CI machine cannot
+	// outlast a renewal period (lease/3); short enough to wait out below.
+	const short = 6 * time.Second
 	ctx := context.Background()
 
 	job0 := e.start("m3", alice, 0, time.Now(), short)
@@ -332,9 +334,11 @@ func TestLostLeaseStopsAtOnce(t *testing.T) {
 func TestRenewalCadence(t *testing.T) {
 	e := newEnv(t)
 	e.createMovie("m6", 300)
-	const short = 3 * time.Second // cadence 1 s
+	// Cadence 2 s: a loaded machine's slow transaction cannot outlast it.
+	// 300 frames at 50 ms take 15 s, over two leases.
+	const short = 6 * time.Second
 	job := e.start("m6", alice, 0, time.Now(), short)
-	tw := e.newWorker(tracer.NewSynthetic(tracer.WithDelay(25*time.Millisecond)), short)
+	tw := e.newWorker(tracer.NewSynthetic(tracer.WithDelay(50*time.Millisecond)), short)
 	start := time.Now()
 	if out := tw.Run(context.Background(), job); out.Result != worker.ResultTraced {
 		t.Fatalf("%+v\n%s", out, e.logs.String())

@@ -4,6 +4,9 @@
 //	go run ./functions/local/withemulators -- go test -count=1 ./...
 //	go run ./functions/local/withemulators          # run them in the foreground
 //
+// (go run reports any non-zero exit as 1 and does not pass SIGTERM on, so
+// the Makefile builds it into .tools/bin and runs the binary.)
+//
 // It installs the emulators into the repository's .tools/ when missing,
 // starts both, runs the command with DYNAMODB_ENDPOINT, SQS_ENDPOINT,
 // AWS_REGION=us-east-1 and dummy AWS credentials added to its environment,

@@ -23,7 +23,7 @@ func TestBuildRefusesDevAuthInsideLambda(t *testing.T) {
 	}
 }
 
-func TestBuildInLambdaUsesJWTClaims(t *testing.T) {
+func TestBuildInLambdaWithoutDevAuth(t *testing.T) {
 	h, _, err := build(context.Background(), env(map[string]string{
 		httpapi.EnvLambdaFunctionName: "api", "AWS_REGION": "us-east-1", "MOVIES_TABLE": "m", "FRAMES_TABLE": "f",
 	}))

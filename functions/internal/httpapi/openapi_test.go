@@ -171,10 +171,8 @@ func TestOpenAPIDocumentMatchesRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fromHandler, fromDoc []string
-	for _, p := range h.Patterns() {
-		fromHandler = append(fromHandler, p)
-	}
+	fromHandler := h.Patterns()
+	var fromDoc []string
 	for path, item := range spec.doc.Paths.Map() {
 		for method := range item.Operations() {
 			fromDoc = append(fromDoc, method+" "+path)

@@ -109,6 +109,9 @@ func (h *Handler) writeProblem(w http.ResponseWriter, r *http.Request, p Problem
 		p.Detail = kind.title
 	}
 	st.code = p.Code
+	if p.Code == CodeUnauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tracinglocks"`)
+	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)

@@ -319,6 +319,9 @@ var scenarios = []scenario{
 			anon.do("GET", "/movies/"+id+"/frames", nil),
 		} {
 			r.problem(401, httpapi.CodeUnauthenticated)
+			if r.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: 401 without WWW-Authenticate", r.req)
+			}
 		}
 		if v := a.row(id).Version; v != 1 {
 			t.Fatalf("version %d after unauthenticated requests", v)
@@ -425,8 +428,13 @@ var scenarios = []scenario{
 		if s := findMovie(t, list, stalled); s.Status != domain.StatusFailed {
 			t.Fatalf("stalled listed as %s", s.Status)
 		}
-		// And the next opener gets the movie.
+		// And the next opener gets the movie. The row still says tracing,
+		// and no longer holds the dead job: no made-up last job is shown.
 		al.open(stalled).want(201)
+		d = al.get(stalled).want(200).detail()
+		if d.Status != domain.StatusFailed || d.LastJob != nil || d.Lock == nil || d.Lock.Kind != domain.LeaseAnalysis {
+			t.Fatalf("stalled, then opened: %+v %+v", d, d.LastJob)
+		}
 	}},
 
 	{"unknown movies, routes and methods are problems", func(t *testing.T, a *api) {

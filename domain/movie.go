@@ -143,8 +143,9 @@ func (m Movie) Lock(now time.Time) *Holder {
 
 // View is what readers are shown at now. It differs from the stored row in
 // one way: a movie stored as tracing whose tracing lease is no longer live is
-// shown as tracing_failed with StalledSummary, because no worker can finish
-// that job any more (its writes are fenced on the live lease).
+// shown as tracing_failed (with a StalledSummary job while the stale lease is
+// on the row), because no worker can finish that job any more: its writes are
+// fenced on the live lease.
 type View struct {
 	Status   Status
 	Lock     *Holder
@@ -158,13 +159,14 @@ func (m Movie) View(now time.Time) View {
 	live := m.LiveLease(now)
 	if m.Status == StatusTracing && (live == nil || live.Kind != LeaseTracing) {
 		v.Status = StatusFailed
-		stalled := JobRecord{Status: StatusFailed, FailureSummary: StalledSummary}
-		if m.Lease != nil && m.Lease.Kind == LeaseTracing {
-			stalled.JobID, stalled.UserID, stalled.UserName = m.Lease.ID, m.Lease.UserID, m.Lease.UserName
-			stalled.FromFrame, stalled.StartedAt, stalled.FinishedAt = m.Lease.FromFrame, m.Lease.AcquiredAt, m.Lease.ExpiresAt
-			stalled.Frames = m.Progress.FramesWritten
+		// While the stale tracing lease is still on the row, the stalled job
+		// is the last job. Once an opener replaced it, the row no longer holds
+		// that job (the audit table does, as movie.tracing.abandoned), so the
+		// recorded last job stays.
+		if l := m.Lease; l != nil && l.Kind == LeaseTracing {
+			stalled := l.Outcome(l.ExpiresAt, StatusFailed, m.Progress.FramesWritten, StalledSummary)
+			v.LastJob = &stalled
 		}
-		v.LastJob = &stalled
 	}
 	return v
 }

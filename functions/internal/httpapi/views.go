@@ -123,15 +123,7 @@ func detail(m domain.Movie, now time.Time) MovieDetail {
 	for i, mk := range m.Settings.Markers {
 		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}
 	}
-	j := v.LastJob
-	if j != nil && j.JobID == "" {
-		// The domain's stalled record of a tracing row whose stale tracing
-		// lease was already replaced by an analysis lease: the job itself is
-		// gone from the row, so the record has no ID, user or times. Show the
-		// last job the row does record (or none) instead of zero values.
-		j = m.LastJob
-	}
-	if j != nil {
+	if j := v.LastJob; j != nil {
 		d.LastJob = &JobView{
 			JobID: j.JobID, Status: j.Status, FromFrame: j.FromFrame,
 			StartedAt: formatTime(j.StartedAt), FinishedAt: formatTime(j.FinishedAt),

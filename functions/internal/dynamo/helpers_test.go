@@ -14,27 +14,11 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 )
 
-// newTables creates a fresh set of tables on DynamoDB Local for one test.
-func newTables(tb testing.TB, client *dynamodb.Client) dynamo.Tables {
-	tb.Helper()
-	t := dynamo.Tables{
-		Movies: testenv.UniqueName(tb, "movies"),
-		Frames: testenv.UniqueName(tb, "frames"),
-		Audit:  testenv.UniqueName(tb, "audit"),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := dynamo.CreateTables(ctx, client, t); err != nil {
-		tb.Fatalf("create tables: %v", err)
-	}
-	return t
-}
-
 // newStore returns a movie store on fresh tables.
 func newStore(tb testing.TB) (*dynamo.MovieStore, *dynamodb.Client, dynamo.Tables) {
 	tb.Helper()
 	client := testenv.DynamoDB(tb)
-	t := newTables(tb, client)
+	t := testenv.NewTables(tb, client)
 	return dynamo.NewMovieStore(client, t.Movies), client, t
 }
 

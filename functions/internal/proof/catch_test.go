@@ -13,6 +13,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/proof"
+	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 )
 
 // The checks are only worth something if they fail on a broken protocol.
@@ -230,7 +231,7 @@ func (s racyStore) Apply(ctx context.Context, id string, cmd domain.Command) (do
 
 func TestChecksCatchARacyStore(t *testing.T) {
 	client := harnessClient(t)
-	tables := newTables(t, client)
+	tables := testenv.NewTables(t, client)
 	store := racyStore{DynamoStore: proof.NewDynamoStore(client, tables), client: client, table: tables.Movies}
 	illegal, violated := 0, 0
 	for i := range 6 {

@@ -15,7 +15,6 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/proof"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 )
@@ -57,21 +56,6 @@ func harnessClient(tb testing.TB) *dynamodb.Client {
 	})
 }
 
-func newTables(tb testing.TB, client *dynamodb.Client) dynamo.Tables {
-	tb.Helper()
-	t := dynamo.Tables{
-		Movies: testenv.UniqueName(tb, "movies"),
-		Frames: testenv.UniqueName(tb, "frames"),
-		Audit:  testenv.UniqueName(tb, "audit"),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := dynamo.CreateTables(ctx, client, t); err != nil {
-		tb.Fatalf("create tables: %v", err)
-	}
-	return t
-}
-
 // TestLinearizable records PROOF_HISTORIES concurrent histories against
 // DynamoDB Local and checks each with porcupine and with the invariants.
 // A failing history is written to testoutput/proof/TestLinearizable-<n>.html
@@ -88,7 +72,7 @@ func TestLinearizable(t *testing.T) {
 	t.Logf("%d histories, %d at a time, skew up to ±%s, seeds %d..%d", n, parallel, skew, seed, seed+uint64(n)-1)
 
 	client := harnessClient(t)
-	store := proof.NewDynamoStore(client, newTables(t, client))
+	store := proof.NewDynamoStore(client, testenv.NewTables(t, client))
 	ctx := context.Background()
 	began := time.Now()
 

@@ -1,13 +1,11 @@
 package streamproc_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +38,7 @@ type env struct {
 	queueURL string
 	reader   *streamproc.StreamReader
 	counter  *awscount.Counter
-	logs     *syncBuffer
+	logs     *testenv.LogBuffer
 	handler  *streamproc.Handler
 }
 
@@ -51,15 +49,8 @@ func newEnv(tb testing.TB) *env {
 	sq := testenv.SQS(tb, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, counter.APIOption) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e := &env{tb: tb, ddb: ddb, sqs: sq, counter: counter, logs: &syncBuffer{}}
-	e.tables = dynamo.Tables{
-		Movies: testenv.UniqueName(tb, "movies"),
-		Frames: testenv.UniqueName(tb, "frames"),
-		Audit:  testenv.UniqueName(tb, "audit"),
-	}
-	if err := dynamo.CreateTables(ctx, ddb, e.tables); err != nil {
-		tb.Fatalf("create tables: %v", err)
-	}
+	e := &env{tb: tb, ddb: ddb, sqs: sq, counter: counter, logs: &testenv.LogBuffer{}}
+	e.tables = testenv.NewTables(tb, ddb)
 	e.queueURL = e.newQueue()
 	e.store = dynamo.NewMovieStore(ddb, e.tables.Movies)
 	arn, err := streamproc.StreamARN(ctx, ddb, e.tables.Movies)
@@ -275,24 +266,6 @@ func (e *env) assertNoLeak(ids []string) {
 			e.tb.Errorf("lease ID %s in the logs", id)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // failingQueue fails every entry for the poisoned job IDs, passing the rest

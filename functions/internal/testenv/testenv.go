@@ -4,19 +4,25 @@
 package testenv
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 )
 
 func endpoint(tb testing.TB, name string) string {
@@ -83,4 +89,41 @@ func UniqueName(tb testing.TB, prefix string) string {
 		name = "test"
 	}
 	return name + suffix
+}
+
+// NewTables creates a fresh set of the project's tables on DynamoDB Local,
+// named for this test, and waits until they are active.
+func NewTables(tb testing.TB, client *dynamodb.Client) dynamo.Tables {
+	tb.Helper()
+	t := dynamo.Tables{
+		Movies: UniqueName(tb, "movies"),
+		Frames: UniqueName(tb, "frames"),
+		Audit:  UniqueName(tb, "audit"),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := dynamo.CreateTables(ctx, client, t); err != nil {
+		tb.Fatalf("create tables: %v", err)
+	}
+	return t
+}
+
+// LogBuffer collects log output from concurrent writers, for tests that
+// assert what was (or was never) logged.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

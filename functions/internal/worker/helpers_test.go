@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,24 +47,15 @@ type env struct {
 	frames   *dynamo.FrameStore
 	queueURL string
 	queueARN string
-	logs     *syncBuffer
+	logs     *testenv.LogBuffer
 }
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
 	counter := &awscount.Counter{}
 	ddb := testenv.DynamoDB(tb, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, counter.APIOption) })
-	e := &env{tb: tb, ddb: ddb, sqs: testenv.SQS(tb), counter: counter, logs: &syncBuffer{}}
-	e.tables = dynamo.Tables{
-		Movies: testenv.UniqueName(tb, "movies"),
-		Frames: testenv.UniqueName(tb, "frames"),
-		Audit:  testenv.UniqueName(tb, "audit"),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := dynamo.CreateTables(ctx, ddb, e.tables); err != nil {
-		tb.Fatalf("create tables: %v", err)
-	}
+	e := &env{tb: tb, ddb: ddb, sqs: testenv.SQS(tb), counter: counter, logs: &testenv.LogBuffer{}}
+	e.tables = testenv.NewTables(tb, ddb)
 	e.movies = dynamo.NewMovieStore(ddb, e.tables.Movies)
 	e.frames = dynamo.NewFrameStore(ddb, e.tables.Frames)
 	return e
@@ -248,24 +238,6 @@ func checkJobFrames(tb testing.TB, got []domain.Frame, job string, plan domain.T
 			tb.Fatalf("frame %d: index %d of job %s, want %d of %s", i, f.Index, f.JobID, plan.FrameAt(i), job)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // recordingMovies wraps the movie store and records each command's outcome.

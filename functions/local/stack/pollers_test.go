@@ -36,10 +36,7 @@ func newStreamEnv(t *testing.T, maxRetries int) *streamEnv {
 	t.Helper()
 	ctx := t.Context()
 	db := testenv.DynamoDB(t)
-	tables := dynamo.Tables{Movies: testenv.UniqueName(t, "movies"), Frames: testenv.UniqueName(t, "frames"), Audit: testenv.UniqueName(t, "audit")}
-	if err := dynamo.CreateTables(ctx, db, tables); err != nil {
-		t.Fatal(err)
-	}
+	tables := testenv.NewTables(t, db)
 	arn, err := streamproc.StreamARN(ctx, db, tables.Movies)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 )
 
@@ -26,10 +25,7 @@ func TestReplayCommand(t *testing.T) {
 	ddb, sq := testenv.DynamoDB(t), testenv.SQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tables := dynamo.Tables{Movies: testenv.UniqueName(t, "movies"), Frames: testenv.UniqueName(t, "frames"), Audit: testenv.UniqueName(t, "audit")}
-	if err := dynamo.CreateTables(ctx, ddb, tables); err != nil {
-		t.Fatal(err)
-	}
+	tables := testenv.NewTables(t, ddb)
 	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.UniqueName(t, "jobs"))})
 	if err != nil {
 		t.Fatal(err)

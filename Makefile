@@ -197,5 +197,15 @@ fuzz: ## Run every Fuzz* target for FUZZTIME (10s) each; appends fuzz_execs=N to
 	if [ -n "$(PROOF_COUNTS)" ]; then mkdir -p $(dir $(PROOF_COUNTS)); echo "proof-count fuzz_execs=$$total" >> $(PROOF_COUNTS); fi
 
 .PHONY: bench
-bench: withemulators ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol
-	$(WITHEMULATORS) -- $(GO) run ./functions/internal/proof/cmd/benchtable $(BENCH_FLAGS)
+bench: withemulators rie ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol
+	$(WITHEMULATORS) -- $(GO) run ./functions/internal/proof/cmd/benchtable -rie $(RIE) $(BENCH_FLAGS)
+
+# The Lambda Runtime Interface Emulator for the bench's api cold-start row
+# (if it cannot be installed, that row says "unavailable: ..." instead).
+RIE         := $(TOOLS)/bin/aws-lambda-rie
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+
+.PHONY: rie
+rie:
+	@test -x $(RIE) || GOBIN=$(TOOLS)/bin $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION) \
+		|| echo "aws-lambda-rie could not be installed; the cold-start row will say why"

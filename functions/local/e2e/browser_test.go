@@ -118,11 +118,23 @@ func (b *tab) step() (context.Context, context.CancelFunc) {
 }
 
 // do runs actions, failing the test with what.
+//
+// The page re-renders the movie list and panels on every metadata poll, so a
+// node chromedp has just found can be replaced before the action reaches it
+// ("Could not find node with given id"). The action did not happen then, so
+// the step is tried again, a bounded number of times.
 func (b *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := b.step()
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		ctx, cancel := b.step()
+		err = chromedp.Do(ctx, actions...)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "Could not find node with given id") {
+			break
+		}
+	}
+	if err != nil {
 		b.t.Fatalf("%s: %s: %v", b.name, what, err)
 	}
 }

@@ -104,8 +104,13 @@ func key(item map[string]types.AttributeValue) string {
 
 func fakeHandler(q streamproc.QueueAPI, a streamproc.AuditAPI) (*streamproc.Handler, *bytes.Buffer) {
 	var logs bytes.Buffer
-	h := streamproc.New(q, a, "https://queue.invalid/q", "audit", slog.New(slog.NewJSONHandler(&logs, nil)))
-	h.Backoff = nil
+	h, err := streamproc.New(streamproc.Options{
+		Queue: q, Audit: a, QueueURL: "https://queue.invalid/q", AuditTable: "audit", PoisonQueueURL: "https://queue.invalid/poison",
+		Log: slog.New(slog.NewJSONHandler(&logs, nil)), Backoff: noBackoff,
+	})
+	if err != nil {
+		panic(err)
+	}
 	return h, &logs
 }
 

@@ -15,13 +15,13 @@ import (
 
 // Config is what every function may need; each uses a part of it.
 type Config struct {
-	Tables        dynamo.Tables
-	QueueURL      string
+	Tables   dynamo.Tables
+	QueueURL string
 	// PoisonQueueURL is where the stream processor sets aside records that
 	// can never decode.
 	PoisonQueueURL string
-	LeaseDuration time.Duration
-	LogLevel      slog.Level
+	LeaseDuration  time.Duration
+	LogLevel       slog.Level
 	// DynamoDBEndpoint and SQSEndpoint point the SDK at local emulators;
 	// empty in AWS.
 	DynamoDBEndpoint string

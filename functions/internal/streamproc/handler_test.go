@@ -262,10 +262,12 @@ func TestEmptyAndUnreportable(t *testing.T) {
 	}
 	// A failing record without a sequence number cannot be reported: the
 	// whole batch is failed instead.
+	// (A poison record is set aside, not failed; a job that cannot be sent
+	// fails its record.)
 	recs := manyStarts(t, 1)
-	recs[0].EventName = "BOGUS"
 	recs[0].Change.SequenceNumber = ""
-	if _, err := h.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: recs}); err == nil {
+	down, _ := fakeHandler(&fakeQueue{err: errors.New("ServiceUnavailable")}, &fakeAudit{})
+	if _, err := down.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: recs}); err == nil {
 		t.Fatal("no error for an unreportable failure")
 	}
 	// A cancelled context fails the first record with work.

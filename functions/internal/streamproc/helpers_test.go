@@ -38,10 +38,10 @@ type env struct {
 	queueURL string
 	// poisonURL is the poison queue, where undecodable records are set aside.
 	poisonURL string
-	reader   *streamproc.StreamReader
-	counter  *awscount.Counter
-	logs     *testenv.LogBuffer
-	handler  *streamproc.Handler
+	reader    *streamproc.StreamReader
+	counter   *awscount.Counter
+	logs      *testenv.LogBuffer
+	handler   *streamproc.Handler
 }
 
 func newEnv(tb testing.TB) *env {

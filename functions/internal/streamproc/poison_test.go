@@ -157,7 +157,9 @@ func TestPoisonRecordUnit(t *testing.T) {
 		}
 	})
 	t.Run("poison queue down", func(t *testing.T) {
-		q := &fakeQueue{reply: func(e sqstypes.SendMessageBatchRequestEntry) (bool, bool, bool) { return *e.Id != "poison", false, false }}
+		q := &fakeQueue{reply: func(e sqstypes.SendMessageBatchRequestEntry) (bool, bool, bool) {
+			return *e.Id != "poison", false, false
+		}}
 		h, logs := fakeHandler(q, &fakeAudit{})
 		if failed := run(t, h, recs); len(failed) != 1 || failed[0] != bad.Change.SequenceNumber {
 			t.Fatalf("reported %v, want [%s]; logs:\n%s", failed, bad.Change.SequenceNumber, logs)
@@ -168,7 +170,9 @@ func TestPoisonRecordUnit(t *testing.T) {
 		}
 	})
 	t.Run("sender fault is not retried", func(t *testing.T) {
-		q := &fakeQueue{reply: func(e sqstypes.SendMessageBatchRequestEntry) (bool, bool, bool) { return *e.Id != "poison", true, false }}
+		q := &fakeQueue{reply: func(e sqstypes.SendMessageBatchRequestEntry) (bool, bool, bool) {
+			return *e.Id != "poison", true, false
+		}}
 		h, _ := fakeHandler(q, &fakeAudit{})
 		if failed := run(t, h, recs); len(failed) != 1 {
 			t.Fatalf("reported %v", failed)

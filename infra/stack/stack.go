@@ -16,6 +16,7 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -97,10 +98,12 @@ type Stack struct {
 	Movies, Frames, Audit awsdynamodb.Table
 	TraceQueue, TraceDLQ  awssqs.Queue
 	StreamFailures        awssqs.Queue
-	Functions             map[string]awslambda.Function
-	Roles                 map[string]awsiam.Role
-	API                   awsapigatewayv2.HttpApi
-	Stage                 awsapigatewayv2.HttpStage
+	// StreamPoison holds undecodable stream records set aside (poison.go).
+	StreamPoison awssqs.Queue
+	Functions    map[string]awslambda.Function
+	Roles        map[string]awsiam.Role
+	API          awsapigatewayv2.HttpApi
+	Stage        awsapigatewayv2.HttpStage
 	// UserPool is nil when Config.JWT names an external issuer.
 	UserPool awscognito.UserPool
 
@@ -110,6 +113,8 @@ type Stack struct {
 	assetRoot string
 	removal   awscdk.RemovalPolicy
 	retention awslogs.RetentionDays
+	// alarmAction is the alarms' SNS action, nil without a topic (set by alarms).
+	alarmAction awscloudwatch.IAlarmAction
 }
 
 // NewStack defines the whole system in scope.
@@ -143,6 +148,7 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 	s.addEventSources()
 	s.addHTTPAPI()
 	s.alarms(cfg, s.Functions[StreamProcessor])
+	s.addStreamPoison()
 	s.addOutputs()
 	return s
 }

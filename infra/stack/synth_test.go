@@ -338,7 +338,7 @@ func TestTraceQueue(t *testing.T) {
 			}
 		}
 		// Every queue refuses plain HTTP.
-		for _, q := range []awssqs.Queue{st.TraceQueue, st.TraceDLQ, st.StreamFailures} {
+		for _, q := range []awssqs.Queue{st.TraceQueue, st.TraceDLQ, st.StreamFailures, st.StreamPoison} {
 			hasProps(t, tpl, "AWS::SQS::QueuePolicy", map[string]any{
 				"Queues": arrEq(ref(st, q)),
 				"PolicyDocument": obj(map[string]any{"Statement": arr(obj(map[string]any{
@@ -353,7 +353,7 @@ func TestTraceQueue(t *testing.T) {
 
 var wantEnv = map[string][]string{
 	API:             {EnvAuditTable, EnvCORSOrigin, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesTable},
-	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvQueueURL},
+	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvPoisonQueueURL, EnvQueueURL},
 	Worker:          {EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesTable, EnvQueueURL},
 }
 
@@ -426,7 +426,7 @@ func grants(tb testing.TB, fx *synthesized, key, fn string) map[string]bool {
 	labels := map[string]string{
 		logicalID(st, st.Movies): "movies", logicalID(st, st.Frames): "frames", logicalID(st, st.Audit): "audit",
 		logicalID(st, st.TraceQueue): "traceQueue", logicalID(st, st.TraceDLQ): "traceDLQ",
-		logicalID(st, st.StreamFailures): "streamFailures",
+		logicalID(st, st.StreamFailures): "streamFailures", logicalID(st, st.StreamPoison): "streamPoison",
 	}
 	for _, name := range Functions {
 		labels[logicalID(st, st.Functions[name].LogGroup())] = name + "Logs"
@@ -511,6 +511,7 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("*", "dynamodb:ListStreams"),
 			grantSet("traceQueue.Arn", "sqs:SendMessage"),
 			grantSet("streamFailures.Arn", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
+			grantSet("streamPoison.Arn", "sqs:SendMessage"),
 			grantSet("audit.Arn", "dynamodb:PutItem")),
 		Worker: concat(logs(Worker),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
@@ -696,14 +697,14 @@ func TestAlarms(t *testing.T) {
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
 		check(t, "alarm count", func() {
-			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(3+2*len(Functions))))
+			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(4+2*len(Functions))))
 		})
-		for _, q := range []awssqs.Queue{st.TraceDLQ, st.StreamFailures} {
+		for q, threshold := range map[awssqs.Queue]int{st.TraceDLQ: cfg.Alarms.DLQDepth, st.StreamFailures: cfg.Alarms.DLQDepth, st.StreamPoison: 1} {
 			hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{
 				"Namespace":  "AWS/SQS",
 				"MetricName": "ApproximateNumberOfMessagesVisible",
 				"Dimensions": arrEq(map[string]any{"Name": "QueueName", "Value": getAtt(st, q, "QueueName")}),
-				"Threshold":  cfg.Alarms.DLQDepth,
+				"Threshold":  threshold,
 			})
 		}
 		hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{
@@ -743,11 +744,12 @@ func TestOutputs(t *testing.T) {
 	for _, key := range allStacks() {
 		st, tpl := fx.stacks[key], fx.templates[key]
 		for id, value := range map[string]any{
-			"MoviesTableName": ref(st, st.Movies),
-			"FramesTableName": ref(st, st.Frames),
-			"AuditTableName":  ref(st, st.Audit),
-			"TraceQueueUrl":   ref(st, st.TraceQueue),
-			"ApiUrl":          assertions.Match_AnyValue(),
+			"MoviesTableName":      ref(st, st.Movies),
+			"FramesTableName":      ref(st, st.Frames),
+			"AuditTableName":       ref(st, st.Audit),
+			"TraceQueueUrl":        ref(st, st.TraceQueue),
+			"StreamPoisonQueueUrl": ref(st, st.StreamPoison),
+			"ApiUrl":               assertions.Match_AnyValue(),
 		} {
 			check(t, key+" output "+id, func() {
 				tpl.HasOutput(jsii.String(id), map[string]any{"Value": value})

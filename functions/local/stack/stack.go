@@ -112,6 +112,9 @@ type Stack struct {
 	URL      string
 	Tables   dynamo.Tables
 	QueueURL string
+	// PoisonQueueURL is where the stream processor sets aside records that
+	// can never decode (as the CDK stack's stream poison queue).
+	PoisonQueueURL string
 	// Clients talk to the same emulators, for tests.
 	DynamoDB *dynamodb.Client
 	Streams  *dynamodbstreams.Client
@@ -224,6 +227,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	s.QueueURL = queueURL
+	if s.PoisonQueueURL, _, err = queue(ctx, s.SQS, opts.Prefix+"-stream-poison", map[string]string{"MessageRetentionPeriod": "1209600"}); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
 	if !opts.NoSeed {
 		movies := opts.Movies
 		if movies == nil {

@@ -53,7 +53,13 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)
 	}
-	sp := streamproc.New(s.SQS, s.DynamoDB, s.QueueURL, s.Tables.Audit, opts.Log.With("component", "streamprocessor"))
+	sp, err := streamproc.New(streamproc.Options{
+		Queue: s.SQS, Audit: s.DynamoDB, QueueURL: s.QueueURL, AuditTable: s.Tables.Audit,
+		PoisonQueueURL: s.PoisonQueueURL, Log: opts.Log.With("component", "streamprocessor"),
+	})
+	if err != nil {
+		return parts{}, fmt.Errorf("stream processor: %w", err)
+	}
 
 	tr := opts.Tracer
 	if tr == nil {

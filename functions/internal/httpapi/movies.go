@@ -19,7 +19,7 @@ func (h *Handler) listMovies(w http.ResponseWriter, r *http.Request, c call) err
 	})
 	out := MovieList{Movies: make([]MovieSummary, len(movies))}
 	for i, m := range movies {
-		out.Movies[i] = summary(m, c.now)
+		out.Movies[i] = summary(m, c.now, c.user)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -30,7 +30,7 @@ func (h *Handler) getMovie(w http.ResponseWriter, r *http.Request, c call) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, detail(m, c.now))
+	return writeJSON(w, http.StatusOK, detail(m, c.now, c.user))
 }
 
 // leaseHeader returns the Lease-Id header: "" when absent, a 400 when sent
@@ -70,7 +70,7 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, c call, cmd func(
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, detail(m, c.now))
+	return writeJSON(w, http.StatusOK, detail(m, c.now, c.user))
 }
 
 // PUT /movies/{id}/markers

@@ -17,6 +17,7 @@ func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
 	if cfg.Alarms.TopicArn != "" {
 		action = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(s.Stack, jsii.String("AlarmTopic"), jsii.String(cfg.Alarms.TopicArn)))
 	}
+	s.alarmAction = action
 	alarm := func(id, description string, metric awscloudwatch.IMetric, threshold float64) {
 		a := awscloudwatch.NewAlarm(s.Stack, jsii.String(id), &awscloudwatch.AlarmProps{
 			AlarmDescription:   jsii.String(description),

@@ -16,11 +16,13 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -35,7 +37,7 @@ const (
 )
 
 // Functions lists every function the stack deploys.
-var Functions = []string{API, StreamProcessor, Worker}
+var Functions = []string{API, StreamProcessor, Worker, Ingest}
 
 // Timeouts and sizes. The queue's visibility timeout is derived from the
 // worker's so that a message is never visible again while an invocation may
@@ -97,10 +99,16 @@ type Stack struct {
 	Movies, Frames, Audit awsdynamodb.Table
 	TraceQueue, TraceDLQ  awssqs.Queue
 	StreamFailures        awssqs.Queue
-	Functions             map[string]awslambda.Function
-	Roles                 map[string]awsiam.Role
-	API                   awsapigatewayv2.HttpApi
-	Stage                 awsapigatewayv2.HttpStage
+	// StreamPoison holds undecodable stream records set aside (poison.go).
+	StreamPoison awssqs.Queue
+	Functions    map[string]awslambda.Function
+	Roles        map[string]awsiam.Role
+	API          awsapigatewayv2.HttpApi
+	Stage        awsapigatewayv2.HttpStage
+	// Movie storage (movies.go).
+	MoviesBucket, MovieAccessLogs awss3.Bucket
+	UploadQueue, UploadDLQ        awssqs.Queue
+	FFmpegLayer                   awslambda.LayerVersion
 	// UserPool is nil when Config.JWT names an external issuer.
 	UserPool awscognito.UserPool
 
@@ -110,6 +118,8 @@ type Stack struct {
 	assetRoot string
 	removal   awscdk.RemovalPolicy
 	retention awslogs.RetentionDays
+	// alarmAction is the alarms' SNS action, nil without a topic (set by alarms).
+	alarmAction awscloudwatch.IAlarmAction
 }
 
 // NewStack defines the whole system in scope.
@@ -141,8 +151,10 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 	s.addQueues()
 	s.addFunctions()
 	s.addEventSources()
+	s.addMovieStorage()
 	s.addHTTPAPI()
 	s.alarms(cfg, s.Functions[StreamProcessor])
+	s.addStreamPoison()
 	s.addOutputs()
 	return s
 }
@@ -155,6 +167,8 @@ func constructID(name string) string {
 		return "StreamProcessor"
 	case Worker:
 		return "Worker"
+	case Ingest:
+		return "Ingest"
 	}
 	return name
 }

@@ -16,8 +16,8 @@ func refine(im image, tpl []float32, r int, x, y float64) (float64, float64, boo
 			for u := -r; u <= r; u++ {
 				px, py := x+float64(u), y+float64(v)
 				i := float64(im.sample(px, py))
-				gx := float64(im.sample(px+0.5, py)-im.sample(px-0.5, py))
-				gy := float64(im.sample(px, py+0.5)-im.sample(px, py-0.5))
+				gx := float64(im.sample(px+0.5, py) - im.sample(px-0.5, py))
+				gy := float64(im.sample(px, py+0.5) - im.sample(px, py-0.5))
 				t := float64(tpl[(v+r)*(2*r+1)+u+r])
 				row := [4]float64{gx, gy, -t, -1}
 				for p := range 4 {

@@ -18,7 +18,7 @@ import (
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromProcess(config.EnvAuditTable, config.EnvQueueURL)
+	cfg, err := config.FromProcess(config.EnvAuditTable, config.EnvQueueURL, config.EnvPoisonQueue)
 	if err != nil {
 		// A missing setting is a deployment error: fail the init, visibly.
 		log.Error("configuration", slog.String("error", err.Error()))
@@ -30,6 +30,13 @@ func main() {
 		log.Error("AWS clients", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	h := streamproc.New(clients.SQS, clients.DynamoDB, cfg.QueueURL, cfg.Tables.Audit, log)
+	h, err := streamproc.New(streamproc.Options{
+		Queue: clients.SQS, Audit: clients.DynamoDB, QueueURL: cfg.QueueURL, AuditTable: cfg.Tables.Audit,
+		PoisonQueueURL: cfg.PoisonQueueURL, Log: log,
+	})
+	if err != nil {
+		log.Error("stream processor", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
 	lambda.Start(h.Handle)
 }

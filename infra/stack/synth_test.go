@@ -91,6 +91,14 @@ func build() (fx *synthesized, err error) {
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(filepath.Join(assetDir, FFmpegLayerDir, "bin"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+		if err := os.WriteFile(filepath.Join(assetDir, FFmpegLayerDir, "bin", bin), []byte("placeholder "+bin), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	root, err := FindRoot(".")
 	if err != nil {
 		return nil, err
@@ -338,7 +346,7 @@ func TestTraceQueue(t *testing.T) {
 			}
 		}
 		// Every queue refuses plain HTTP.
-		for _, q := range []awssqs.Queue{st.TraceQueue, st.TraceDLQ, st.StreamFailures} {
+		for _, q := range []awssqs.Queue{st.TraceQueue, st.TraceDLQ, st.StreamFailures, st.StreamPoison} {
 			hasProps(t, tpl, "AWS::SQS::QueuePolicy", map[string]any{
 				"Queues": arrEq(ref(st, q)),
 				"PolicyDocument": obj(map[string]any{"Statement": arr(obj(map[string]any{
@@ -352,16 +360,20 @@ func TestTraceQueue(t *testing.T) {
 // --- functions --------------------------------------------------------------
 
 var wantEnv = map[string][]string{
-	API:             {EnvAuditTable, EnvCORSOrigin, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesTable},
-	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvQueueURL},
-	Worker:          {EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesTable, EnvQueueURL},
+	API:             {EnvAuditTable, EnvCORSOrigin, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
+	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvPoisonQueueURL, EnvQueueURL},
+	Worker:          {EnvFFmpeg, EnvFFprobe, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable, EnvQueueURL},
+	Ingest:          {EnvFFmpeg, EnvFFprobe, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
-		check(t, "three functions", func() { tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(3)) })
+		// Ours, plus CDK's own bucket-notifications custom resource handler.
+		check(t, "four functions", func() {
+			tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+1)))
+		})
 		for _, name := range Functions {
 			fn := st.Functions[name]
 			p := props(functionResource(t, fx, key, name))
@@ -426,16 +438,26 @@ func grants(tb testing.TB, fx *synthesized, key, fn string) map[string]bool {
 	labels := map[string]string{
 		logicalID(st, st.Movies): "movies", logicalID(st, st.Frames): "frames", logicalID(st, st.Audit): "audit",
 		logicalID(st, st.TraceQueue): "traceQueue", logicalID(st, st.TraceDLQ): "traceDLQ",
-		logicalID(st, st.StreamFailures): "streamFailures",
+		logicalID(st, st.StreamFailures): "streamFailures", logicalID(st, st.StreamPoison): "streamPoison",
+		logicalID(st, st.MoviesBucket): "moviesBucket", logicalID(st, st.UploadQueue): "uploadQueue",
 	}
 	for _, name := range Functions {
 		labels[logicalID(st, st.Functions[name].LogGroup())] = name + "Logs"
 	}
-	label := func(res any) string {
+	var label func(res any) string
+	label = func(res any) string {
 		switch r := res.(type) {
 		case string:
 			return r
 		case map[string]any:
+			// {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/uploads/*"]]}
+			if j, ok := r["Fn::Join"].([]any); ok && len(j) == 2 && j[0] == "" {
+				var b strings.Builder
+				for _, part := range j[1].([]any) {
+					b.WriteString(label(part))
+				}
+				return b.String()
+			}
 			if ga, ok := r["Fn::GetAtt"].([]any); ok {
 				l, ok := labels[ga[0].(string)]
 				if !ok {
@@ -505,18 +527,30 @@ func TestLeastPrivilege(t *testing.T) {
 		API: concat(logs(API),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
 			grantSet("frames.Arn", "dynamodb:Query"),
-			grantSet("audit.Arn", "dynamodb:Query")),
+			grantSet("audit.Arn", "dynamodb:Query"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket")),
+		Ingest: concat(logs(Ingest),
+			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject", "s3:DeleteObject", "s3:DeleteObjectTagging"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:PutObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket"),
+			grantSet("uploadQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
+				"sqs:GetQueueAttributes", "sqs:GetQueueUrl")),
 		StreamProcessor: concat(logs(StreamProcessor),
 			grantSet("movies.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
 			grantSet("*", "dynamodb:ListStreams"),
 			grantSet("traceQueue.Arn", "sqs:SendMessage"),
 			grantSet("streamFailures.Arn", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
+			grantSet("streamPoison.Arn", "sqs:SendMessage"),
 			grantSet("audit.Arn", "dynamodb:PutItem")),
 		Worker: concat(logs(Worker),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
-				"sqs:GetQueueAttributes", "sqs:GetQueueUrl")),
+				"sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject")),
 	}
 	for _, key := range allStacks() {
 		for _, fn := range Functions {
@@ -601,8 +635,8 @@ func TestWorkerEventSource(t *testing.T) {
 			"FunctionResponseTypes": arrEq("ReportBatchItemFailures"),
 			"ScalingConfig":         map[string]any{"MaximumConcurrency": fx.configs[key].WorkerMaxConcurrency},
 		})
-		check(t, "two event sources", func() {
-			tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2))
+		check(t, "three event sources (stream, trace queue, upload queue)", func() {
+			tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
 		})
 	}
 }
@@ -696,14 +730,14 @@ func TestAlarms(t *testing.T) {
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
 		check(t, "alarm count", func() {
-			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(3+2*len(Functions))))
+			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(4+2*len(Functions))))
 		})
-		for _, q := range []awssqs.Queue{st.TraceDLQ, st.StreamFailures} {
+		for q, threshold := range map[awssqs.Queue]int{st.TraceDLQ: cfg.Alarms.DLQDepth, st.StreamFailures: cfg.Alarms.DLQDepth, st.StreamPoison: 1} {
 			hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{
 				"Namespace":  "AWS/SQS",
 				"MetricName": "ApproximateNumberOfMessagesVisible",
 				"Dimensions": arrEq(map[string]any{"Name": "QueueName", "Value": getAtt(st, q, "QueueName")}),
-				"Threshold":  cfg.Alarms.DLQDepth,
+				"Threshold":  threshold,
 			})
 		}
 		hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{
@@ -743,11 +777,12 @@ func TestOutputs(t *testing.T) {
 	for _, key := range allStacks() {
 		st, tpl := fx.stacks[key], fx.templates[key]
 		for id, value := range map[string]any{
-			"MoviesTableName": ref(st, st.Movies),
-			"FramesTableName": ref(st, st.Frames),
-			"AuditTableName":  ref(st, st.Audit),
-			"TraceQueueUrl":   ref(st, st.TraceQueue),
-			"ApiUrl":          assertions.Match_AnyValue(),
+			"MoviesTableName":      ref(st, st.Movies),
+			"FramesTableName":      ref(st, st.Frames),
+			"AuditTableName":       ref(st, st.Audit),
+			"TraceQueueUrl":        ref(st, st.TraceQueue),
+			"StreamPoisonQueueUrl": ref(st, st.StreamPoison),
+			"ApiUrl":               assertions.Match_AnyValue(),
 		} {
 			check(t, key+" output "+id, func() {
 				tpl.HasOutput(jsii.String(id), map[string]any{"Value": value})
@@ -807,6 +842,9 @@ func TestAssetsFromAssetRoot(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		for id, r := range resources(fx.json[key], "AWS::Lambda::Function") {
+			if strings.HasPrefix(id, "BucketNotificationsHandler") {
+				continue // CDK's own custom resource, inline code
+			}
 			code, _ := props(r)["Code"].(map[string]any)
 			if _, ok := code["S3Key"]; !ok {
 				t.Errorf("%s: function %s code %v is not an S3 asset", key, id, code)

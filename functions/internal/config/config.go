@@ -15,10 +15,13 @@ import (
 
 // Config is what every function may need; each uses a part of it.
 type Config struct {
-	Tables        dynamo.Tables
-	QueueURL      string
-	LeaseDuration time.Duration
-	LogLevel      slog.Level
+	Tables   dynamo.Tables
+	QueueURL string
+	// PoisonQueueURL is where the stream processor sets aside records that
+	// can never decode.
+	PoisonQueueURL string
+	LeaseDuration  time.Duration
+	LogLevel       slog.Level
 	// DynamoDBEndpoint and SQSEndpoint point the SDK at local emulators;
 	// empty in AWS.
 	DynamoDBEndpoint string
@@ -31,6 +34,7 @@ const (
 	EnvFramesTable = "FRAMES_TABLE"
 	EnvAuditTable  = "AUDIT_TABLE"
 	EnvQueueURL    = "TRACE_QUEUE_URL"
+	EnvPoisonQueue = "POISON_QUEUE_URL"
 	EnvLeaseSecs   = "LEASE_SECONDS"
 	EnvLogLevel    = "LOG_LEVEL"
 	EnvDynamoDB    = "DYNAMODB_ENDPOINT"
@@ -48,6 +52,7 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 	c := Config{
 		Tables:           dynamo.Tables{Movies: getenv(EnvMoviesTable), Frames: getenv(EnvFramesTable), Audit: getenv(EnvAuditTable)},
 		QueueURL:         getenv(EnvQueueURL),
+		PoisonQueueURL:   getenv(EnvPoisonQueue),
 		LeaseDuration:    domain.DefaultLeaseDuration,
 		DynamoDBEndpoint: getenv(EnvDynamoDB),
 		SQSEndpoint:      getenv(EnvSQS),

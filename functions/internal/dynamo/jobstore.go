@@ -21,9 +21,9 @@ func NewJobStore(movies *MovieStore, frames *FrameStore) *JobStore {
 	return &JobStore{movies: movies, frames: frames}
 }
 
-// Commit applies cmd as one conditional UpdateItem (MovieStore.Apply).
+// Commit applies cmd as one conditional UpdateItem (MovieStore.Commit).
 func (s *JobStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
-	m, err := s.movies.Apply(ctx, movieID, cmd)
+	m, err := s.movies.Commit(ctx, movieID, cmd)
 	return m, asConflict(err)
 }
 

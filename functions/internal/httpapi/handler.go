@@ -20,7 +20,7 @@ import (
 type MovieStore interface {
 	Get(ctx context.Context, id string) (domain.Movie, error)
 	List(ctx context.Context) ([]domain.Movie, error)
-	Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
+	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	// Release treats "nothing to release" as success.
 	Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error)
 }

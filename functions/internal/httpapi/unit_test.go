@@ -27,7 +27,7 @@ type nopStore struct{ err error }
 
 func (s nopStore) Get(context.Context, string) (domain.Movie, error) { return domain.Movie{}, s.err }
 func (s nopStore) List(context.Context) ([]domain.Movie, error)      { return nil, s.err }
-func (s nopStore) Apply(context.Context, string, domain.Command) (domain.Movie, error) {
+func (s nopStore) Commit(context.Context, string, domain.Command) (domain.Movie, error) {
 	return domain.Movie{}, s.err
 }
 func (s nopStore) Release(context.Context, string, domain.Release) (bool, error) { return false, s.err }

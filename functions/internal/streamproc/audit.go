@@ -91,7 +91,7 @@ func (h *Handler) writeChunk(ctx context.Context, chunk []auditWrite, stop int) 
 			continue
 		}
 		puts = append(puts, put{w.rec, types.TransactWriteItem{Put: &types.Put{
-			TableName: &h.auditTable, Item: item, ConditionExpression: &cond, ExpressionAttributeNames: names,
+			TableName: &h.opts.AuditTable, Item: item, ConditionExpression: &cond, ExpressionAttributeNames: names,
 		}}})
 	}
 	h.transact(ctx, puts, 1, &res)
@@ -110,7 +110,7 @@ func (h *Handler) transact(ctx context.Context, puts []put, attempt int, res *au
 		for i, p := range puts {
 			items[i] = p.item
 		}
-		_, err := h.audit.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		_, err := h.opts.Audit.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
 			res.written += len(puts)
 			return

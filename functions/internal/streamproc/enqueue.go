@@ -66,7 +66,7 @@ func (h *Handler) sendChunk(ctx context.Context, chunk []job, stop int) (sent, f
 	}
 	permanent := map[string]bool{}
 	for attempt := 1; len(entries) > 0; attempt++ {
-		out, err := h.queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.queueURL, Entries: entries})
+		out, err := h.opts.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.opts.QueueURL, Entries: entries})
 		if err != nil {
 			h.log.WarnContext(ctx, "SendMessageBatch failed", slog.Int("entries", len(entries)),
 				slog.Int("attempt", attempt), slog.String("code", errorCode(err)))

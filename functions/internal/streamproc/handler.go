@@ -38,28 +38,56 @@ type AuditAPI interface {
 // and Lambda retries it in a later invocation.
 const DefaultMaxAttempts = 4
 
-// Handler processes batches of movies-table stream records.
-type Handler struct {
-	queue      QueueAPI
-	audit      AuditAPI
-	queueURL   string
-	auditTable string
-	log        *slog.Logger
-
-	// MaxAttempts bounds the attempts per SQS entry and audit item.
+// Options configure a Handler. Queue, Audit, QueueURL and AuditTable are
+// required.
+type Options struct {
+	Queue      QueueAPI // the trace queue's client (also used for the poison queue)
+	Audit      AuditAPI
+	QueueURL   string
+	AuditTable string
+	// PoisonQueueURL is where a record that can never decode is set aside
+	// (see poison.go), so that it blocks nothing. Empty: such a record is
+	// reported as the batch's failed record instead, and processing stops
+	// at it; only the replay command, run by an operator, does that.
+	PoisonQueueURL string
+	// Log receives the handler's logs (default: discarded).
+	Log *slog.Logger
+	// MaxAttempts bounds the attempts per SQS entry and audit item
+	// (default DefaultMaxAttempts).
 	MaxAttempts int
 	// Backoff is the pause before retry n (n >= 1) of entries that failed
-	// for a transient reason. Tests set it to zero.
+	// for a transient reason (default: capped exponential backoff with full
+	// jitter). Tests pass one that returns 0.
 	Backoff func(n int) time.Duration
 }
 
-// New returns a handler that enqueues jobs on queueURL and writes audit
-// items to auditTable.
-func New(queue QueueAPI, audit AuditAPI, queueURL, auditTable string, log *slog.Logger) *Handler {
-	return &Handler{
-		queue: queue, audit: audit, queueURL: queueURL, auditTable: auditTable, log: log,
-		MaxAttempts: DefaultMaxAttempts, Backoff: jittered,
+// Handler processes batches of movies-table stream records.
+type Handler struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a handler that enqueues jobs on opts.QueueURL and writes
+// audit items to opts.AuditTable.
+func New(opts Options) (*Handler, error) {
+	switch {
+	case opts.Queue == nil || opts.Audit == nil:
+		return nil, errors.New("streamproc: Queue and Audit clients are required")
+	case opts.QueueURL == "" || opts.AuditTable == "":
+		return nil, errors.New("streamproc: QueueURL and AuditTable are required")
+	case opts.MaxAttempts < 0:
+		return nil, fmt.Errorf("streamproc: MaxAttempts %d is negative", opts.MaxAttempts)
 	}
+	if opts.MaxAttempts == 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = jittered
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{opts: opts, log: opts.Log}, nil
 }
 
 // deadlineReserve is the time Handle keeps, before the invocation's
@@ -87,8 +115,11 @@ type auditWrite struct {
 // Handle processes one batch. It is the Lambda handler of the event source
 // mapping (with ReportBatchItemFailures).
 //
-// Records are taken in order. Decoding stops at the first record that can
-// never decode; the work of the records before it is batched across records
+// Records are taken in order. A record that can never decode (a poison
+// record) is logged, counted and set aside on the poison queue, and the
+// records behind it are processed as if it were not there; it is reported
+// failed only if it could not be set aside. The work of the records is
+// batched across records
 // (10 messages per SendMessageBatch, up to 100 audit items per
 // TransactWriteItems). If anything fails, the response names the first
 // record whose effects did not all land: every record before it took full
@@ -117,12 +148,17 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (la
 	seenJob := map[string]bool{}
 	seenKey := map[string]bool{}
 	counts := map[events.EventType]int{}
+	poison := 0
 	for i, rec := range recs {
 		change, err := events.DecodeRecord(rec)
 		if err != nil {
-			h.logUndecodable(ctx, i, rec, err)
-			stop = i
-			break
+			// A poison record: set aside, it blocks nothing behind it.
+			poison++
+			if !h.setAside(sendCtx, i, rec, err) {
+				stop = i
+				break
+			}
+			continue
 		}
 		for _, e := range events.Derive(change.Old, change.New) {
 			counts[e.Type]++
@@ -148,7 +184,7 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (la
 		slog.Int("records", len(recs)), slog.Int("started", counts[events.TracingStarted]),
 		slog.Int("completed", counts[events.TracingCompleted]), slog.Int("failed", counts[events.TracingFailed]),
 		slog.Int("abandoned", counts[events.TracingAbandoned]), slog.Int("messagesSent", sent),
-		slog.Int("auditWritten", written), slog.Int("auditAlreadyPresent", present),
+		slog.Int("auditWritten", written), slog.Int("auditAlreadyPresent", present), slog.Int("poison", poison),
 	}
 	resp := lambdaevents.DynamoDBEventResponse{BatchItemFailures: []lambdaevents.DynamoDBBatchItemFailure{}}
 	if stop == len(recs) {
@@ -165,30 +201,9 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (la
 	return resp, nil
 }
 
-// logUndecodable logs a record that can never be processed, in full but
-// without lease IDs, so that it can be diagnosed and re-driven once fixed.
-// The event source mapping's retry limit and on-failure destination take
-// it from there.
-func (h *Handler) logUndecodable(ctx context.Context, i int, rec lambdaevents.DynamoDBEventRecord, err error) {
-	attrs := []any{
-		slog.Int("index", i), slog.String("sequenceNumber", rec.Change.SequenceNumber),
-		slog.String("eventID", rec.EventID), slog.String("eventName", rec.EventName),
-		slog.String("error", events.RedactIDs(err.Error())),
-	}
-	if b, rerr := events.RedactRecord(rec); rerr == nil {
-		attrs = append(attrs, slog.Any("record", b))
-	} else {
-		attrs = append(attrs, slog.String("recordError", rerr.Error()))
-	}
-	h.log.ErrorContext(ctx, "undecodable stream record", attrs...)
-}
-
 // pause waits before retry n, or returns false if ctx ends first.
 func (h *Handler) pause(ctx context.Context, n int) bool {
-	if h.Backoff == nil {
-		return ctx.Err() == nil
-	}
-	d := h.Backoff(n)
+	d := h.opts.Backoff(n)
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -202,7 +217,7 @@ func (h *Handler) pause(ctx context.Context, n int) bool {
 	}
 }
 
-func (h *Handler) attempts() int { return max(h.MaxAttempts, 1) }
+func (h *Handler) attempts() int { return max(h.opts.MaxAttempts, 1) }
 
 // errorCode is the AWS error code of err, for logs.
 func errorCode(err error) string {

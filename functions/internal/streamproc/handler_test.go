@@ -104,8 +104,13 @@ func key(item map[string]types.AttributeValue) string {
 
 func fakeHandler(q streamproc.QueueAPI, a streamproc.AuditAPI) (*streamproc.Handler, *bytes.Buffer) {
 	var logs bytes.Buffer
-	h := streamproc.New(q, a, "https://queue.invalid/q", "audit", slog.New(slog.NewJSONHandler(&logs, nil)))
-	h.Backoff = nil
+	h, err := streamproc.New(streamproc.Options{
+		Queue: q, Audit: a, QueueURL: "https://queue.invalid/q", AuditTable: "audit", PoisonQueueURL: "https://queue.invalid/poison",
+		Log: slog.New(slog.NewJSONHandler(&logs, nil)), Backoff: noBackoff,
+	})
+	if err != nil {
+		panic(err)
+	}
 	return h, &logs
 }
 
@@ -257,10 +262,12 @@ func TestEmptyAndUnreportable(t *testing.T) {
 	}
 	// A failing record without a sequence number cannot be reported: the
 	// whole batch is failed instead.
+	// (A poison record is set aside, not failed; a job that cannot be sent
+	// fails its record.)
 	recs := manyStarts(t, 1)
-	recs[0].EventName = "BOGUS"
 	recs[0].Change.SequenceNumber = ""
-	if _, err := h.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: recs}); err == nil {
+	down, _ := fakeHandler(&fakeQueue{err: errors.New("ServiceUnavailable")}, &fakeAudit{})
+	if _, err := down.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: recs}); err == nil {
 		t.Fatal("no error for an unreportable failure")
 	}
 	// A cancelled context fails the first record with work.

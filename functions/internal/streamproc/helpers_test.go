@@ -36,10 +36,12 @@ type env struct {
 	tables   dynamo.Tables
 	store    *dynamo.MovieStore
 	queueURL string
-	reader   *streamproc.StreamReader
-	counter  *awscount.Counter
-	logs     *testenv.LogBuffer
-	handler  *streamproc.Handler
+	// poisonURL is the poison queue, where undecodable records are set aside.
+	poisonURL string
+	reader    *streamproc.StreamReader
+	counter   *awscount.Counter
+	logs      *testenv.LogBuffer
+	handler   *streamproc.Handler
 }
 
 func newEnv(tb testing.TB) *env {
@@ -52,6 +54,7 @@ func newEnv(tb testing.TB) *env {
 	e := &env{tb: tb, ddb: ddb, sqs: sq, counter: counter, logs: &testenv.LogBuffer{}}
 	e.tables = testenv.NewTables(tb, ddb)
 	e.queueURL = e.newQueue()
+	e.poisonURL = e.newQueue()
 	e.store = dynamo.NewMovieStore(ddb, e.tables.Movies)
 	arn, err := streamproc.StreamARN(ctx, ddb, e.tables.Movies)
 	if err != nil {
@@ -90,10 +93,18 @@ func (e *env) newAuditTable() {
 }
 
 func (e *env) newHandler(q streamproc.QueueAPI, a streamproc.AuditAPI) *streamproc.Handler {
-	h := streamproc.New(q, a, e.queueURL, e.tables.Audit, slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	h.Backoff = nil
+	e.tb.Helper()
+	h, err := streamproc.New(streamproc.Options{
+		Queue: q, Audit: a, QueueURL: e.queueURL, AuditTable: e.tables.Audit, PoisonQueueURL: e.poisonURL,
+		Log: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Backoff: noBackoff,
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
 	return h
 }
+
+func noBackoff(int) time.Duration { return 0 }
 
 // read returns the stream records written since the last read.
 func (e *env) read() []lambdaevents.DynamoDBEventRecord {
@@ -132,22 +143,47 @@ func (e *env) mustHandle(recs []lambdaevents.DynamoDBEventRecord) {
 func (e *env) drain() []events.TraceJob {
 	e.tb.Helper()
 	var jobs []events.TraceJob
+	for _, body := range e.receiveAll(e.queueURL) {
+		j, err := events.DecodeTraceJob(body)
+		if err != nil {
+			e.tb.Fatalf("message %q: %v", body, err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// poisoned receives every message now on the poison queue.
+func (e *env) poisoned() []streamproc.PoisonRecord {
+	e.tb.Helper()
+	var out []streamproc.PoisonRecord
+	for _, body := range e.receiveAll(e.poisonURL) {
+		var p streamproc.PoisonRecord
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			e.tb.Fatalf("poison message %q: %v", body, err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// receiveAll receives the bodies of every message now on a queue (none is
+// redelivered for ten minutes).
+func (e *env) receiveAll(url string) []string {
+	e.tb.Helper()
+	var bodies []string
 	for {
 		out, err := e.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: &e.queueURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 600,
+			QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 600,
 		})
 		if err != nil {
 			e.tb.Fatalf("receive: %v", err)
 		}
 		if len(out.Messages) == 0 {
-			return jobs
+			return bodies
 		}
 		for _, m := range out.Messages {
-			j, err := events.DecodeTraceJob(aws.ToString(m.Body))
-			if err != nil {
-				e.tb.Fatalf("message %q: %v", aws.ToString(m.Body), err)
-			}
-			jobs = append(jobs, j)
+			bodies = append(bodies, aws.ToString(m.Body))
 		}
 	}
 }
@@ -190,7 +226,7 @@ func (e *env) rawAudit() map[string]map[string]types.AttributeValue {
 // apply commits a command through the API's store.
 func (e *env) apply(movieID string, c domain.Command) domain.Movie {
 	e.tb.Helper()
-	m, err := e.store.Apply(context.Background(), movieID, c)
+	m, err := e.store.Commit(context.Background(), movieID, c)
 	if err != nil {
 		e.tb.Fatalf("%T: %v", c, err)
 	}

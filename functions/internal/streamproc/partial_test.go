@@ -39,6 +39,9 @@ func fiveStarts(e *env) (recs []lambdaevents.DynamoDBEventRecord, jobs, leases [
 // TestThirdRecordFails: whichever way the third record of a batch fails,
 // the response reports exactly its sequence number and the two records
 // before it have taken full effect (message enqueued, audit item written).
+// "undecodable" is a poison record that could not be set aside (the poison
+// queue refuses it): only then is a poison record reported (see
+// TestPoisonRecordBlocksNothing for the usual case).
 func TestThirdRecordFails(t *testing.T) {
 	for _, how := range []string{"undecodable", "sqs entry", "audit item"} {
 		t.Run(how, func(t *testing.T) {
@@ -59,6 +62,8 @@ func TestThirdRecordFails(t *testing.T) {
 				img[events.AttrVersion] = lambdaevents.NewStringAttribute("seven " + leases[2])
 				bad.Change.NewImage = img
 				recs[2] = bad
+				q = &failingQueue{QueueAPI: e.sqs, poison: map[string]bool{"poison": true}}
+				h = e.newHandler(q, e.ddb)
 			case "sqs entry":
 				q = &failingQueue{QueueAPI: e.sqs, poison: map[string]bool{jobs[2]: true}}
 				h = e.newHandler(q, e.ddb)
@@ -95,8 +100,16 @@ func TestThirdRecordFails(t *testing.T) {
 				}
 				logs := e.logs.String()
 				if !strings.Contains(logs, "undecodable stream record") || !strings.Contains(logs, recs[2].Change.SequenceNumber) ||
-					!strings.Contains(logs, `"record":{`) {
+					!strings.Contains(logs, `"record":{`) || !strings.Contains(logs, "poison record not set aside") {
 					t.Errorf("undecodable record not logged in full:\n%s", logs)
+				}
+				// Four tries of the poison message, then one request for
+				// the two jobs before it.
+				if q.calls != 5 {
+					t.Errorf("%d SendMessageBatch calls, want 5", q.calls)
+				}
+				if p := e.poisoned(); len(p) != 0 {
+					t.Errorf("poison queue holds %d messages", len(p))
 				}
 			case "sqs entry":
 				if enqueued[jobs[2]] {

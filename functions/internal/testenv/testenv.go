@@ -20,9 +20,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 )
 
 func endpoint(tb testing.TB, name string) string {
@@ -64,6 +66,12 @@ func SQS(tb testing.TB, opts ...func(*sqs.Options)) *sqs.Client {
 	tb.Helper()
 	ep := endpoint(tb, "SQS_ENDPOINT")
 	return sqs.NewFromConfig(Config(), append([]func(*sqs.Options){func(o *sqs.Options) { o.BaseEndpoint = &ep }}, opts...)...)
+}
+
+// S3 returns a path-style client for the S3 emulator (S3_ENDPOINT; fauxqs).
+func S3(tb testing.TB) *s3.Client {
+	tb.Helper()
+	return s3store.NewClient(Config(), endpoint(tb, "S3_ENDPOINT"))
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)

@@ -36,7 +36,10 @@ func TestInjectedFailureEndsTracingFailedWithAuditItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	reader := streamproc.NewStreamReader(testenv.Streams(t), arn)
-	sp := streamproc.New(e.sqs, e.ddb, e.queueURL, e.tables.Audit, logging.New(e.logs, slog.LevelInfo))
+	sp, err := streamproc.New(streamproc.Options{Queue: e.sqs, Audit: e.ddb, QueueURL: e.queueURL, AuditTable: e.tables.Audit, Log: logging.New(e.logs, slog.LevelInfo)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	stream := func() {
 		t.Helper()
 		recs, err := reader.Read(ctx)

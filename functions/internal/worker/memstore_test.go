@@ -78,7 +78,7 @@ func (s *memStore) WriteFenced(ctx context.Context, movieID string, fence domain
 	if !ok {
 		return &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
 	}
-	if err := fence.Decide(m); err != nil {
+	if err := domain.Decide(fence, &m); err != nil {
 		return err
 	}
 	fs := s.frames[movieID]

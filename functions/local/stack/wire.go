@@ -33,9 +33,10 @@ type parts struct {
 	convert MessageConverter
 }
 
-// devAuthEnv is the process environment with DEV_AUTH=1: the local process
-// is not Lambda, so the API accepts the X-Dev-User headers. (If this ever
-// ran inside Lambda, httpapi.ChooseAuthenticator would refuse to start.)
+// devAuthEnv is the process environment with DEV_AUTH=1, for the
+// development identity (see chooseAuth): the local process is not Lambda,
+// so the API accepts the X-Dev-User headers. (If this ever ran inside
+// Lambda, httpapi.ChooseAuthenticator would refuse to start.)
 func devAuthEnv(k string) string {
 	if k == httpapi.EnvDevAuth {
 		return "1"
@@ -44,11 +45,7 @@ func devAuthEnv(k string) string {
 }
 
 // wire builds the handlers the way the Lambda mains do.
-func wire(s *Stack, opts Options) (parts, error) {
-	auth, err := httpapi.ChooseAuthenticator(devAuthEnv)
-	if err != nil {
-		return parts{}, err
-	}
+func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	frames := dynamo.NewFrameStore(s.DynamoDB, s.Tables.Frames)
 	api, err := httpapi.New(httpapi.Config{
 		Movies: s.Movies, Frames: frames, Auth: auth, Now: time.Now,
@@ -57,7 +54,13 @@ func wire(s *Stack, opts Options) (parts, error) {
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)
 	}
-	sp := streamproc.New(s.SQS, s.DynamoDB, s.QueueURL, s.Tables.Audit, opts.Log.With("component", "streamprocessor"))
+	sp, err := streamproc.New(streamproc.Options{
+		Queue: s.SQS, Audit: s.DynamoDB, QueueURL: s.QueueURL, AuditTable: s.Tables.Audit,
+		PoisonQueueURL: s.PoisonQueueURL, Log: opts.Log.With("component", "streamprocessor"),
+	})
+	if err != nil {
+		return parts{}, fmt.Errorf("stream processor: %w", err)
+	}
 
 	tr := opts.Tracer
 	if tr == nil {

@@ -9,6 +9,7 @@
 //
 // It installs the emulators into the repository's .tools/ when missing,
 // starts both, runs the command with DYNAMODB_ENDPOINT, SQS_ENDPOINT,
+// S3_ENDPOINT (fauxqs again: it serves SQS and S3 on one port),
 // AWS_REGION=us-east-1 and dummy AWS credentials added to its environment,
 // and exits with the command's exit code. The emulators are stopped when the
 // command ends, when startup fails, and on SIGINT or SIGTERM, which are
@@ -71,7 +72,11 @@ func run() int {
 	dynamoEndpoint, sqsEndpoint := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
 	if dynamoEndpoint != "" && sqsEndpoint != "" && len(command) > 0 {
 		logf("using the running emulators DYNAMODB_ENDPOINT=%s SQS_ENDPOINT=%s", dynamoEndpoint, sqsEndpoint)
-		return runCommand(command, localEnv, signals)
+		env := localEnv
+		if os.Getenv("S3_ENDPOINT") == "" {
+			env = append([]string{"S3_ENDPOINT=" + sqsEndpoint}, localEnv...) // fauxqs serves S3 too
+		}
+		return runCommand(command, env, signals)
 	}
 	if (dynamoEndpoint == "") != (sqsEndpoint == "") {
 		logf("only one of DYNAMODB_ENDPOINT and SQS_ENDPOINT is set: starting both emulators and overriding it")
@@ -125,6 +130,7 @@ func run() int {
 	env := append([]string{
 		"DYNAMODB_ENDPOINT=" + dynamo.Endpoint(),
 		"SQS_ENDPOINT=" + sqs.Endpoint(),
+		"S3_ENDPOINT=" + sqs.Endpoint(), // fauxqs serves S3 on the same port
 	}, localEnv...)
 
 	if len(command) == 0 {

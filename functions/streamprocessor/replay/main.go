@@ -91,7 +91,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stderr, "replay:", err)
 		return 1
 	}
-	h := streamproc.New(clients.SQS, clients.DynamoDB, cfg.QueueURL, cfg.Tables.Audit, logging.New(stderr, cfg.LogLevel))
+	// With POISON_QUEUE_URL unset (the usual case for an operator), an
+	// undecodable record stops the replay and is reported; with it set, it
+	// is set aside there as the Lambda does.
+	h, err := streamproc.New(streamproc.Options{
+		Queue: clients.SQS, Audit: clients.DynamoDB, QueueURL: cfg.QueueURL, AuditTable: cfg.Tables.Audit,
+		PoisonQueueURL: cfg.PoisonQueueURL, Log: logging.New(stderr, cfg.LogLevel),
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "replay:", err)
+		return 1
+	}
 	for i, ev := range evs {
 		resp, err := h.Handle(ctx, ev)
 		r := result{Event: i, Records: len(ev.Records), FailedSequenceNos: []string{}}

@@ -1,4 +1,20 @@
-// Starts fauxqs (SQS/SNS/S3 emulator) bound to 127.0.0.1 only.
+// Starts fauxqs (SQS/SNS/S3 emulator) bound to 127.0.0.1 only, with two
+// additions to its S3 that the movies need (fauxqs 1.9 has neither):
+//
+//   - S3 event notifications to SQS: PutBucketNotificationConfiguration
+//     (PUT /<bucket>?notification, QueueConfiguration with Queue ARN, Event
+//     patterns and prefix/suffix filter rules) is stored, and every object
+//     created (PutObject, CopyObject, CompleteMultipartUpload) or deleted
+//     in that bucket enqueues an S3 event message in the AWS format
+//     ({"Records":[{"eventSource":"aws:s3","eventName":"ObjectCreated:Put",
+//     "s3":{"bucket":{...},"object":{"key":<URL-encoded>,"size",...}}}]})
+//     on the configured queue, as S3 does. Configuring sends s3:TestEvent.
+//   - Larger uploads: fauxqs parses every body through one 11 MiB limit;
+//     video/* and application/octet-stream bodies get FAUXQS_S3_MAX_BYTES
+//     (default 2 GiB + 1 MiB; objects live in memory).
+//
+// Like fauxqs, it checks no signature: a presigned URL works whatever its
+// signature says (the tests check what the SDK signs separately).
 //
 // usage: node fauxqs-launcher.mjs <fauxqs package dir> <port>
 //
@@ -29,9 +45,146 @@ const sqsStore = new SqsStore();
 // which resolves everywhere.
 sqsStore.host = undefined;
 
+const s3Store = new S3Store();
 const app = buildApp({
   logger: { level: process.env.FAUXQS_LOG_LEVEL ?? "warn" },
-  stores: { sqsStore, snsStore: new SnsStore(), s3Store: new S3Store() },
+  stores: { sqsStore, snsStore: new SnsStore(), s3Store },
+});
+
+// --- Larger S3 bodies -----------------------------------------------------
+const maxBytes = Number.parseInt(process.env.FAUXQS_S3_MAX_BYTES ?? "", 10) || 2 * 1024 ** 3 + 1024 ** 2;
+const raw = (_req, body, done) => done(null, body);
+app.addContentTypeParser(/^video\//, { parseAs: "buffer", bodyLimit: maxBytes }, raw);
+app.addContentTypeParser("application/octet-stream", { parseAs: "buffer", bodyLimit: maxBytes }, raw);
+
+// --- S3 event notifications to SQS ----------------------------------------
+const notifications = new Map(); // bucket -> [{id, queueArn, events: [pattern], prefix, suffix}]
+const xmlValues = (xml, tag) => [...xml.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g"))].map((m) => m[1].trim());
+const unescapeXml = (s) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+
+function parseNotificationConfiguration(xml) {
+  const configs = [];
+  for (const block of xmlValues(xml, "QueueConfiguration")) {
+    const rules = {};
+    for (const rule of xmlValues(block, "FilterRule")) {
+      const name = (xmlValues(rule, "Name")[0] ?? "").toLowerCase();
+      rules[name] = unescapeXml(xmlValues(rule, "Value")[0] ?? "");
+    }
+    configs.push({
+      id: unescapeXml(xmlValues(block, "Id")[0] ?? "notification"),
+      queueArn: unescapeXml(xmlValues(block, "Queue")[0] ?? ""),
+      events: xmlValues(block, "Event").map(unescapeXml),
+      prefix: rules.prefix ?? "",
+      suffix: rules.suffix ?? "",
+    });
+  }
+  return configs;
+}
+
+// "s3:ObjectCreated:*" matches "ObjectCreated:Put".
+const eventMatches = (pattern, eventName) => {
+  const p = pattern.replace(/^s3:/, "");
+  return p.endsWith(":*") ? eventName.startsWith(p.slice(0, -1)) : p === eventName;
+};
+
+// S3 URL-encodes keys in events like a form (space as +).
+const encodeKey = (key) => encodeURIComponent(key).replace(/%20/g, "+").replace(/%2F/g, "/");
+
+let sequence = 0;
+function notify(bucket, key, eventName, obj) {
+  for (const c of notifications.get(bucket) ?? []) {
+    if (!c.events.some((p) => eventMatches(p, eventName))) continue;
+    if (!key.startsWith(c.prefix) || !key.endsWith(c.suffix)) continue;
+    const queue = sqsStore.getQueueByArn(c.queueArn);
+    if (!queue) continue; // S3 would have refused the configuration
+    const object = { key: encodeKey(key), sequencer: (++sequence).toString(16).toUpperCase().padStart(16, "0") };
+    if (obj) {
+      object.size = obj.contentLength;
+      object.eTag = obj.etag.replace(/"/g, "");
+    }
+    const record = {
+      eventVersion: "2.1",
+      eventSource: "aws:s3",
+      awsRegion: "us-east-1",
+      eventTime: new Date().toISOString(),
+      eventName,
+      userIdentity: { principalId: "local" },
+      requestParameters: { sourceIPAddress: "127.0.0.1" },
+      responseElements: { "x-amz-request-id": "local", "x-amz-id-2": "fauxqs" },
+      s3: {
+        s3SchemaVersion: "1.0",
+        configurationId: c.id,
+        bucket: { name: bucket, ownerIdentity: { principalId: "local" }, arn: `arn:aws:s3:::${bucket}` },
+        object,
+      },
+    };
+    queue.enqueue(SqsStore.createMessage(JSON.stringify({ Records: [record] })));
+  }
+}
+
+// The store reports every object change to its spy; fauxqs's own spy is off.
+s3Store.spy = {
+  addMessage(msg) {
+    if (msg.service !== "s3") return;
+    if (msg.status === "uploaded") {
+      const obj = s3Store.buckets.get(msg.bucket)?.get(msg.key);
+      notify(msg.bucket, msg.key, multipartDone.has(msg.key) ? "ObjectCreated:CompleteMultipartUpload" : "ObjectCreated:Put", obj);
+    } else if (msg.status === "deleted") {
+      notify(msg.bucket, msg.key, "ObjectRemoved:Delete", undefined);
+    }
+  },
+};
+const multipartDone = new Set();
+const originalComplete = s3Store.completeMultipartUpload.bind(s3Store);
+s3Store.completeMultipartUpload = (uploadId, ...rest) => {
+  const key = s3Store.multipartUploads.get(uploadId)?.key;
+  if (key !== undefined) multipartDone.add(key);
+  try {
+    return originalComplete(uploadId, ...rest);
+  } finally {
+    if (key !== undefined) multipartDone.delete(key);
+  }
+};
+
+app.addHook("preHandler", async (request, reply) => {
+  const q = request.query ?? {};
+  const url = request.routeOptions?.url;
+  const bucketLevel = url === "/:bucket" || (url === "/:bucket/*" && (request.params["*"] ?? "") === "");
+  if (!("notification" in q) || !bucketLevel) return;
+  const bucket = request.params.bucket;
+  if (!s3Store.hasBucket(bucket)) {
+    reply.status(404).header("content-type", "application/xml")
+      .send(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>`);
+    return reply;
+  }
+  if (request.method === "PUT") {
+    const xml = Buffer.isBuffer(request.body) ? request.body.toString("utf8") : String(request.body ?? "");
+    const configs = parseNotificationConfiguration(xml);
+    for (const c of configs) {
+      if (!sqsStore.getQueueByArn(c.queueArn)) {
+        reply.status(400).header("content-type", "application/xml")
+          .send(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidArgument</Code><Message>Unable to validate the following destination configurations</Message></Error>`);
+        return reply;
+      }
+    }
+    notifications.set(bucket, configs);
+    for (const c of configs) {
+      const queue = sqsStore.getQueueByArn(c.queueArn);
+      queue.enqueue(SqsStore.createMessage(JSON.stringify({
+        Service: "Amazon S3", Event: "s3:TestEvent", Time: new Date().toISOString(), Bucket: bucket,
+        RequestId: "local", HostId: "fauxqs",
+      })));
+    }
+    reply.status(200).send();
+    return reply;
+  }
+  if (request.method === "GET") {
+    const body = (notifications.get(bucket) ?? []).map((c) => `<QueueConfiguration><Id>${c.id}</Id><Queue>${c.queueArn}</Queue>` +
+      c.events.map((e) => `<Event>${e}</Event>`).join("") + `</QueueConfiguration>`).join("");
+    reply.status(200).header("content-type", "application/xml")
+      .send(`<?xml version="1.0" encoding="UTF-8"?><NotificationConfiguration>${body}</NotificationConfiguration>`);
+    return reply;
+  }
 });
 
 try {

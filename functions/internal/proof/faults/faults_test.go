@@ -186,8 +186,13 @@ func newEnv(t *testing.T, counts *faultCounts) *env {
 		t.Fatal(err)
 	}
 	e.reader = streamproc.NewStreamReader(testenv.Streams(t), arn)
-	e.handler = streamproc.New(faultyQueue{e.sqs, e.fail}, faultyAudit{e.ddb, e.fail}, e.queueURL, e.tables.Audit, e.log)
-	e.handler.Backoff = func(int) time.Duration { return 0 }
+	e.handler, err = streamproc.New(streamproc.Options{
+		Queue: faultyQueue{e.sqs, e.fail}, Audit: faultyAudit{e.ddb, e.fail}, QueueURL: e.queueURL, AuditTable: e.tables.Audit,
+		Log: e.log, Backoff: func(int) time.Duration { return 0 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return e
 }
 
@@ -330,7 +335,7 @@ func (e *env) startTrace(rng *rand.Rand, movieID string, from int, leaseFor time
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		job := token.New()
-		_, err := e.movies.Apply(context.Background(), movieID, domain.StartTrace{JobID: job,
+		_, err := e.movies.Commit(context.Background(), movieID, domain.StartTrace{JobID: job,
 			User: users[rng.IntN(len(users))], FromFrame: from, Now: now(), Duration: leaseFor})
 		if err == nil {
 			return job

@@ -1,0 +1,251 @@
+package video
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SupportedCodecs are the video codecs Probe accepts (ffmpeg's names). Any
+// other codec is refused with an *UnsupportedCodecError, so a movie becomes
+// ready only if every reader (the tracer, the frame images) can decode it.
+var SupportedCodecs = map[string]bool{
+	"h264": true, "hevc": true, "mpeg4": true, "mpeg2video": true, "mpeg1video": true,
+	"vp8": true, "vp9": true, "av1": true, "ffv1": true, "mjpeg": true, "prores": true,
+	"rawvideo": true, "dnxhd": true, "h263": true, "theora": true, "png": true, "qtrle": true,
+}
+
+// UnsupportedCodecError names a codec Probe refused. errors.Is(err,
+// ErrUnsupportedCodec) holds for it.
+type UnsupportedCodecError struct{ Codec string }
+
+func (e *UnsupportedCodecError) Error() string {
+	return fmt.Sprintf("video: codec %q is not supported", e.Codec)
+}
+
+func (e *UnsupportedCodecError) Is(target error) bool { return target == ErrUnsupportedCodec }
+
+// Probe describes src's first video stream (attached cover pictures are
+// skipped) by running ffprobe with JSON output. It reads the whole stream's
+// packets (no decoding) to count the frames, so a file cut short is reported
+// as ErrTruncated even when its index promises more.
+func Probe(ctx context.Context, src string) (Info, error) {
+	in, err := input(src)
+	if err != nil {
+		return Info{}, err
+	}
+	bin, err := ffprobePath()
+	if err != nil {
+		return Info{}, err
+	}
+	if !isURL(src) {
+		st, err := os.Stat(src)
+		if err != nil {
+			return Info{}, fmt.Errorf("video: probe: %w", err)
+		}
+		if st.Size() == 0 {
+			return Info{}, fmt.Errorf("%w: the file is empty", ErrNotVideo)
+		}
+	}
+	args := append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams",
+		"-count_packets", "-select_streams", "v"}, in...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	out, runErr := cmd.Output()
+	if ctx.Err() != nil {
+		return Info{}, ctx.Err()
+	}
+	msg := stderr.String()
+	if runErr != nil {
+		kind := classify(msg)
+		if errors.Is(kind, ErrNotVideo) && strings.Contains(msg, "moov atom not found") && looksLikeMP4(ctx, src) {
+			kind = ErrTruncated // an MP4 whose index (at its end) never arrived
+		}
+		if kind == nil {
+			return Info{}, fmt.Errorf("video: ffprobe: %w: %s", runErr, msg)
+		}
+		return Info{}, fmt.Errorf("%w (ffprobe: %s)", kind, msg)
+	}
+	info, err := parseProbe(out)
+	if err != nil {
+		return Info{}, err
+	}
+	if strings.Contains(msg, "partial file") {
+		return Info{}, fmt.Errorf("%w (ffprobe: %s)", ErrTruncated, msg)
+	}
+	return info, nil
+}
+
+// looksLikeMP4 reports whether src starts with an ISO BMFF "ftyp" box.
+func looksLikeMP4(ctx context.Context, src string) bool {
+	head := make([]byte, 12)
+	if isURL(src) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+		if err != nil {
+			return false
+		}
+		req.Header.Set("Range", "bytes=0-11")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		if _, err := io.ReadFull(resp.Body, head); err != nil {
+			return false
+		}
+	} else {
+		f, err := os.Open(src)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		if _, err := io.ReadFull(f, head); err != nil {
+			return false
+		}
+	}
+	return string(head[4:8]) == "ftyp"
+}
+
+// probeOutput is the part of ffprobe's JSON that Probe reads. ffprobe
+// prints most numbers as strings.
+type probeOutput struct {
+	Streams []struct {
+		CodecType     string `json:"codec_type"`
+		CodecName     string `json:"codec_name"`
+		Width         int    `json:"width"`
+		Height        int    `json:"height"`
+		RFrameRate    string `json:"r_frame_rate"`
+		AvgFrameRate  string `json:"avg_frame_rate"`
+		NbFrames      string `json:"nb_frames"`
+		NbReadPackets string `json:"nb_read_packets"`
+		Duration      string `json:"duration"`
+		Disposition   struct {
+			AttachedPic int `json:"attached_pic"`
+		} `json:"disposition"`
+	} `json:"streams"`
+	Format struct {
+		FormatName string `json:"format_name"`
+		Duration   string `json:"duration"`
+	} `json:"format"`
+}
+
+// parseProbe decodes ffprobe's JSON (-show_format -show_streams
+// -count_packets) into an Info, checking every figure.
+func parseProbe(data []byte) (Info, error) {
+	var p probeOutput
+	if err := json.Unmarshal(data, &p); err != nil {
+		return Info{}, fmt.Errorf("video: ffprobe output: %w", err)
+	}
+	if strings.Contains(p.Format.FormatName, "image2") || strings.HasSuffix(p.Format.FormatName, "_pipe") {
+		return Info{}, fmt.Errorf("%w: a still image (%.40s)", ErrNotVideo, p.Format.FormatName)
+	}
+	for _, s := range p.Streams {
+		if s.CodecType != "video" || s.Disposition.AttachedPic != 0 {
+			continue
+		}
+		if !SupportedCodecs[s.CodecName] {
+			return Info{}, &UnsupportedCodecError{Codec: safeName(s.CodecName)}
+		}
+		if s.Width <= 0 || s.Height <= 0 {
+			return Info{}, fmt.Errorf("%w: no frame size", ErrNotVideo)
+		}
+		if s.Width > MaxDimension || s.Height > MaxDimension {
+			return Info{}, fmt.Errorf("%w: %dx%d", ErrTooLarge, s.Width, s.Height)
+		}
+		frames, err := count(s.NbReadPackets)
+		if err != nil {
+			return Info{}, fmt.Errorf("video: ffprobe nb_read_packets: %w", err)
+		}
+		if frames == 0 {
+			return Info{}, ErrNoFrames
+		}
+		if promised, err := count(s.NbFrames); err == nil && promised > frames {
+			return Info{}, fmt.Errorf("%w: %d of %d frames readable", ErrTruncated, frames, promised)
+		}
+		rate, ok := ratio(s.AvgFrameRate)
+		if !ok {
+			if rate, ok = ratio(s.RFrameRate); !ok {
+				return Info{}, fmt.Errorf("%w: no frame rate", ErrNotVideo)
+			}
+		}
+		dur, ok := seconds(s.Duration)
+		if !ok {
+			if dur, ok = seconds(p.Format.Duration); !ok {
+				dur = float64(frames) / rate
+			}
+		}
+		d := time.Duration(math.Round(dur * float64(time.Second)))
+		if d <= 0 {
+			d = time.Duration(math.Round(float64(frames) / rate * float64(time.Second)))
+		}
+		return Info{FrameCount: frames, FrameRate: rate, Width: s.Width, Height: s.Height, Duration: d, Codec: s.CodecName}, nil
+	}
+	return Info{}, fmt.Errorf("%w: no video stream", ErrNotVideo)
+}
+
+func count(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > MaxFrames {
+		return 0, fmt.Errorf("bad frame count %.20q", s)
+	}
+	return n, nil
+}
+
+// ratio parses "num/den" (or a plain number) into a positive frame rate.
+func ratio(s string) (float64, bool) {
+	num, den, found := strings.Cut(s, "/")
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, false
+	}
+	d := 1.0
+	if found {
+		if d, err = strconv.ParseFloat(den, 64); err != nil || d == 0 {
+			return 0, false
+		}
+	}
+	r := n / d
+	if math.IsNaN(r) || r <= 0 || r > MaxFrameRate {
+		return 0, false
+	}
+	return r, true
+}
+
+func seconds(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || v <= 0 || v > 1e7 {
+		return 0, false
+	}
+	return v, true
+}
+
+// safeName keeps a codec name fit for a user-facing message.
+func safeName(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= 32 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "unknown"
+	}
+	return b.String()
+}

@@ -1,0 +1,142 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// ReadOptions choose the frames ReadFrames delivers and their size.
+type ReadOptions struct {
+	// Start and End are the range of frame indexes [Start, End). End 0
+	// means the end of the movie.
+	Start, End int
+	// Step delivers every Step-th frame from Start (Start, Start+Step, ...);
+	// 0 means 1.
+	Step int
+	// Width and Height scale the frames (area averaging); 0, 0 means the
+	// source's size (ReadFrames then probes src first).
+	Width, Height int
+}
+
+// ReadFrames decodes src and calls fn, in order, with each frame of
+// opts' range and step, as 8-bit grayscale. Memory is one frame buffer,
+// reused for every frame (copy Gray to keep it), plus ffmpeg's own process.
+//
+// Frames are chosen by their decode index (ffmpeg's select filter on n,
+// passthrough sync), never by timestamp, so frame N is the N-th decoded
+// frame even in a variable-rate file. When End is set and the movie ends
+// before it, ReadFrames returns ErrTruncated after the last frame it could
+// read. If fn returns an error or ctx is done, ffmpeg is killed and
+// ReadFrames returns that error.
+func ReadFrames(ctx context.Context, src string, opts ReadOptions, fn func(Frame) error) error {
+	step := max(opts.Step, 1)
+	if opts.Start < 0 || opts.End < 0 || opts.Step < 0 || (opts.End > 0 && opts.End <= opts.Start) ||
+		opts.Width < 0 || opts.Height < 0 || opts.Width > MaxDimension || opts.Height > MaxDimension ||
+		(opts.Width == 0) != (opts.Height == 0) {
+		return fmt.Errorf("video: invalid read options %+v", opts)
+	}
+	in, err := input(src)
+	if err != nil {
+		return err
+	}
+	bin, err := ffmpegPath()
+	if err != nil {
+		return err
+	}
+	w, h := opts.Width, opts.Height
+	scale := w != 0
+	if !scale {
+		info, err := Probe(ctx, src)
+		if err != nil {
+			return err
+		}
+		w, h = info.Width, info.Height
+	}
+
+	filter := "select='gte(n," + strconv.Itoa(opts.Start) + ")"
+	if opts.End > 0 {
+		filter += "*lt(n," + strconv.Itoa(opts.End) + ")"
+	}
+	if step > 1 {
+		filter += "*not(mod(n-" + strconv.Itoa(opts.Start) + "," + strconv.Itoa(step) + "))"
+	}
+	filter += "'"
+	if scale {
+		filter += ",scale=" + strconv.Itoa(w) + ":" + strconv.Itoa(h) + ":flags=area"
+	}
+	filter += ",format=gray"
+
+	args := append([]string{"-nostdin", "-hide_banner", "-v", "error"}, in...)
+	args = append(args, "-an", "-sn", "-dn", "-vf", filter, "-vsync", "passthrough")
+	want := -1
+	if opts.End > 0 {
+		want = (opts.End - opts.Start + step - 1) / step
+		// Stop as soon as the last wanted frame is out, instead of decoding to the end.
+		args = append(args, "-frames:v", strconv.Itoa(want))
+	}
+	args = append(args, "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1")
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("video: ffmpeg: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("video: start ffmpeg: %w", err)
+	}
+
+	buf := make([]byte, w*h)
+	n := 0
+	var readErr error
+	for want < 0 || n < want {
+		if _, err := io.ReadFull(stdout, buf); err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = err
+			}
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		if err := fn(Frame{Index: opts.Start + n*step, Width: w, Height: h, Gray: buf}); err != nil {
+			cancel()
+			_ = cmd.Wait()
+			return err
+		}
+		n++
+	}
+	waitErr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	msg := stderr.String()
+	if waitErr != nil {
+		if kind := classify(msg); kind != nil {
+			return fmt.Errorf("%w after %d frames (ffmpeg: %s)", kind, n, msg)
+		}
+		return fmt.Errorf("video: ffmpeg after %d frames: %w: %s", n, waitErr, msg)
+	}
+	if readErr != nil {
+		return fmt.Errorf("%w: a partial frame after %d frames: %v", ErrTruncated, n, readErr)
+	}
+	if want >= 0 && n < want {
+		if n == 0 && opts.Start > 0 {
+			return fmt.Errorf("%w: no frame at or after %d", ErrTruncated, opts.Start)
+		}
+		return fmt.Errorf("%w: %d of %d frames decoded (ffmpeg: %s)", ErrTruncated, n, want, msg)
+	}
+	if n == 0 {
+		return ErrNoFrames
+	}
+	return nil
+}

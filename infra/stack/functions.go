@@ -1,0 +1,132 @@
+package stack
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// addFunctions creates the api, streamprocessor and worker functions, each
+// with its own log group and role, and grants each role only what that
+// function uses.
+func (s *Stack) addFunctions() {
+	apiRole := s.function(API, "HTTP API: leases, edits, trace requests, movie metadata",
+		APITimeoutSeconds, 256, map[string]*string{
+			EnvMoviesTable: s.Movies.TableName(),
+			EnvFramesTable: s.Frames.TableName(),
+			EnvAuditTable:  s.Audit.TableName(),
+			EnvCORSOrigin:  jsii.String(s.cfg.CORSOrigin),
+		})
+	allow(apiRole, "MoviesReadWrite", []*string{s.Movies.TableArn()},
+		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem")
+	allow(apiRole, "FramesRead", []*string{s.Frames.TableArn()}, "dynamodb:Query")
+	allow(apiRole, "AuditRead", []*string{s.Audit.TableArn()}, "dynamodb:Query")
+
+	streamRole := s.function(StreamProcessor, "Movies stream: enqueue trace jobs, project audit events",
+		StreamProcessorTimeoutSeconds, 256, map[string]*string{
+			EnvAuditTable: s.Audit.TableName(),
+			EnvQueueURL:   s.TraceQueue.QueueUrl(),
+		})
+	allow(streamRole, "EnqueueTraceJobs", []*string{s.TraceQueue.QueueArn()}, "sqs:SendMessage")
+	// The audit projection writes conditional Puts in TransactWriteItems,
+	// which IAM authorizes as one dynamodb:PutItem per item (docs/stream.md).
+	allow(streamRole, "AuditWrite", []*string{s.Audit.TableArn()}, "dynamodb:PutItem")
+
+	workerRole := s.function(Worker, "Trace jobs: claim, write frames, publish the terminal state",
+		WorkerTimeoutSeconds, 512, map[string]*string{
+			EnvMoviesTable: s.Movies.TableName(),
+			EnvFramesTable: s.Frames.TableName(),
+			EnvQueueURL:    s.TraceQueue.QueueUrl(),
+		})
+	// Frame writes are TransactWriteItems, which IAM authorizes item by
+	// item: a ConditionCheck of the job fence on the movie row
+	// (ConditionCheckItem), then Puts and Deletes of frames.
+	allow(workerRole, "MoviesJobFence", []*string{s.Movies.TableArn()},
+		"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+	allow(workerRole, "FramesReadWrite", []*string{s.Frames.TableArn()},
+		"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem")
+}
+
+// function creates one arm64 function from <AssetRoot>/<name>/bootstrap with
+// its own log group and its own role (which may only write to that log
+// group), records both in s.Functions and s.Roles, and returns the role.
+func (s *Stack) function(name, description string, timeoutSeconds, memoryMB float64, env map[string]*string) awsiam.Role {
+	id := constructID(name)
+	logs := awslogs.NewLogGroup(s.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention: s.retention, RemovalPolicy: s.removal,
+	})
+	// An own role rather than the managed AWSLambdaBasicExecutionRole:
+	// it may only write to its own log group.
+	role := awsiam.NewRole(s.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("Execution role of the " + name + " function"),
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("WriteOwnLogs"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: jsii.Strings(*logs.LogGroupArn()),
+	}))
+	env[EnvLeaseSecs] = jsii.String(strconv.Itoa(LeaseSeconds))
+	env[EnvLogLevel] = jsii.String(s.cfg.LogLevel)
+	fn := awslambda.NewFunction(s.Stack, jsii.String(id+"Function"), &awslambda.FunctionProps{
+		Description:   jsii.String(description),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  awslambda.Architecture_ARM_64(),
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(s.assetRoot, name)), nil),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(timeoutSeconds)),
+		MemorySize:    jsii.Number(memoryMB),
+		Role:          role,
+		LogGroup:      logs,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		Environment:   &env,
+	})
+	s.Functions[name] = fn
+	s.Roles[name] = role
+	return role
+}
+
+// allow adds one statement (sid) allowing actions on resources to role.
+func allow(role awsiam.Role, sid string, resources []*string, actions ...string) {
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String(sid), Actions: jsii.Strings(actions...), Resources: &resources,
+	}))
+}
+
+// addEventSources wires the movies stream to the stream processor (filtered,
+// with partial batch responses and the on-failure queue) and the trace-job
+// queue to the worker.
+func (s *Stack) addEventSources() {
+	streamFn := s.Functions[StreamProcessor]
+	streamFn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(s.Movies, &awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+		BatchSize:               jsii.Number(StreamBatchSize),
+		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(1)),
+		ParallelizationFactor:   jsii.Number(1),
+		ReportBatchItemFailures: jsii.Bool(true),
+		BisectBatchOnError:      jsii.Bool(true),
+		RetryAttempts:           jsii.Number(StreamRetryAttempts),
+		MaxRecordAge:            awscdk.Duration_Hours(jsii.Number(StreamMaxRecordAgeHours)),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(s.StreamFailures),
+		Filters:                 StreamFilters(),
+	}))
+	cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[StreamProcessor], &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-IAM5"),
+		Reason: jsii.String("dynamodb:ListStreams, which the stream event source needs, has no resource-level permissions; " +
+			"the stream reads themselves (DescribeStream, GetRecords, GetShardIterator) are scoped to the movies stream ARN."),
+		AppliesTo: &[]interface{}{jsii.String("Resource::*")},
+	}}, jsii.Bool(true))
+
+	s.Functions[Worker].AddEventSource(awslambdaeventsources.NewSqsEventSource(s.TraceQueue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(WorkerBatchSize),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(float64(s.cfg.WorkerMaxConcurrency)),
+	}))
+}

@@ -1,0 +1,50 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// EnvPoisonQueueURL is POISON_QUEUE_URL: the stream processor's poison queue.
+const EnvPoisonQueueURL = "POISON_QUEUE_URL"
+
+// addStreamPoison creates the stream processor's poison queue and wires it:
+// a stream record that can never decode is sent there (redacted, with its
+// shard coordinates) and skipped, instead of being reported as a batch item
+// failure, which would block the shard and end with Lambda skipping every
+// record behind it (docs/stream.md, "Poison records"). The function may
+// only send to it; an alarm fires on the first message.
+func (s *Stack) addStreamPoison() {
+	s.StreamPoison = s.queue("StreamPoisonQueue", &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
+	cdknag.NagSuppressions_AddResourceSuppressions(s.StreamPoison, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-SQS3"),
+		Reason: jsii.String("This queue is itself where undecodable stream records are set aside for an operator; " +
+			"nothing consumes it automatically, so a dead-letter queue behind it would never receive a message. Its depth is alarmed."),
+	}}, jsii.Bool(false))
+	fn := s.Functions[StreamProcessor]
+	fn.AddEnvironment(jsii.String(EnvPoisonQueueURL), s.StreamPoison.QueueUrl(), nil)
+	allow(s.Roles[StreamProcessor], "SetAsidePoisonRecords", []*string{s.StreamPoison.QueueArn()}, "sqs:SendMessage")
+
+	period := awscdk.Duration_Minutes(jsii.Number(float64(s.cfg.Alarms.PeriodMinutes)))
+	a := awscloudwatch.NewAlarm(s.Stack, jsii.String("StreamPoisonDepthAlarm"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("The stream processor set aside undecodable movie-row changes (malformed rows): " +
+			"their effects (a trace job, audit items) are missing until an operator re-drives them"),
+		Metric: s.StreamPoison.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: period, Statistic: jsii.String("Maximum"),
+		}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	if s.alarmAction != nil {
+		a.AddAlarmAction(s.alarmAction)
+		a.AddOkAction(s.alarmAction)
+	}
+	awscdk.NewCfnOutput(s.Stack, jsii.String("StreamPoisonQueueUrl"), &awscdk.CfnOutputProps{
+		Value: s.StreamPoison.QueueUrl(), Description: jsii.String("Undecodable stream records set aside (POISON_QUEUE_URL)"),
+	})
+}

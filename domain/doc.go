@@ -3,10 +3,11 @@
 // A movie row is the single durable source of truth. It carries at most one
 // live lease: an analysis lease (one browser editing in Analyze) or a tracing
 // lease (one trace job). Every change is a Command: Validate checks the input
-// alone, Decide checks the precondition against the current movie, and Apply
-// returns the next movie. Storage adapters commit a command as one conditional
-// write whose condition is exactly Decide; a differential test holds them
-// together.
+// alone; Precondition states the rule the stored movie must satisfy and Update
+// the change, both as values (rule.go: a small closed condition language and a
+// list of field assignments). The domain evaluates those values itself
+// (Decide, Apply, Execute); a storage adapter translates them, node by node,
+// into one conditional write, so every rule is written once, here.
 //
 // The package imports only the standard library, never reads the clock (every
 // command carries Now) and does no I/O.

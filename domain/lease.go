@@ -42,18 +42,14 @@ type Lease struct {
 	FromFrame int
 }
 
-// LiveAt reports whether the lease is live at now (now < ExpiresAt).
+// LiveAt reports whether the lease is live at now (now < ExpiresAt): the
+// rule LeaseLive, evaluated on this lease.
 func (l *Lease) LiveAt(now time.Time) bool {
-	return l != nil && now.Before(l.ExpiresAt)
+	return Holds(LeaseLive(now), &Movie{Lease: l})
 }
 
 func (l *Lease) holder() Holder {
 	return Holder{Kind: l.Kind, UserID: l.UserID, UserName: l.UserName, StartedAt: l.AcquiredAt}
-}
-
-// is reports whether l is live at now, of kind k and carries id.
-func (l *Lease) is(k LeaseKind, id string, now time.Time) bool {
-	return l.LiveAt(now) && l.Kind == k && l.ID == id
 }
 
 // User identifies who initiated a lease.

@@ -588,14 +588,14 @@ func (w *world) check() {
 	honoured := 0
 	for _, b := range w.browsers {
 		for _, id := range b.ids {
-			if (domain.Heartbeat{LeaseID: id, Now: w.now, Duration: d}).Decide(m) == nil {
+			if domain.Decide(domain.Heartbeat{LeaseID: id, Now: w.now, Duration: d}, &m) == nil {
 				honoured++
 			}
 		}
 	}
 	for job := range w.everJob {
-		if (domain.ClaimJob{JobID: job, Now: w.now, Duration: d}).Decide(m) == nil ||
-			(domain.JobFence{JobID: job, Now: w.now}).Decide(m) == nil {
+		if domain.Decide(domain.ClaimJob{JobID: job, Now: w.now, Duration: d}, &m) == nil ||
+			domain.Decide(domain.JobFence{JobID: job, Now: w.now}, &m) == nil {
 			honoured++
 		}
 	}

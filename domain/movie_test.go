@@ -222,10 +222,10 @@ func TestLeaseIDValidation(t *testing.T) {
 }
 
 // fenceCommand lets the lease-ID table run JobFence through Execute; its
-// Apply is never reached by the validation cases.
+// Update is never reached by the validation cases.
 type fenceCommand struct{ domain.JobFence }
 
-func (fenceCommand) Apply(m domain.Movie) domain.Movie { return m }
+func (fenceCommand) Update() []domain.Assignment { return nil }
 
 func TestValidateUserAndDuration(t *testing.T) {
 	long := strings.Repeat("x", 129)

@@ -274,7 +274,7 @@ func TestJobFence(t *testing.T) {
 			if err := tc.f.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			err := tc.f.Decide(tc.m)
+			err := domain.Decide(tc.f, &tc.m)
 			if tc.code == "" {
 				if err != nil {
 					t.Fatalf("Decide: %v", err)

@@ -120,7 +120,7 @@ func TestDeriveFailureSanitizesSummary(t *testing.T) {
 	)
 	claimed, m := *r.m.Lease, r.m
 	failed := domain.FailJob{Job: claimed, Now: t0.Add(time.Minute), FramesWritten: 2, Summary: hostile}
-	next := failed.Apply(m)
+	next := domain.Apply(failed, m)
 	// A row written by some other path with an unsanitized summary is
 	// sanitized again on the way to the audit table.
 	next.LastJob.FailureSummary = hostile

@@ -33,6 +33,7 @@ const (
 	// Paths inside the lease map.
 	AttrLeaseKind        = AttrLease + ".kind"
 	AttrLeaseID          = AttrLease + ".id"
+	AttrLeaseUserID      = AttrLease + ".userId"
 	AttrLeaseHeartbeatAt = AttrLease + ".heartbeatAt"
 	AttrLeaseExpiresAt   = AttrLease + ".expiresAt"
 	AttrLeaseClaimed     = AttrLease + ".claimed"

@@ -10,176 +10,160 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 )
 
-// write is one command as DynamoDB expressions: the condition is the
-// domain's Decide, the update is its Apply.
-type write struct {
-	cond   expression.ConditionBuilder
-	update expression.UpdateBuilder
+// The translation of the domain's rule values into DynamoDB expressions.
+// Each node of domain.Cond and each kind of domain.Assignment is translated
+// here once, whatever command it comes from: the store restates no rule, so a
+// new command needs no change in this package.
+
+// attributes maps every domain field a rule may name to its attribute path.
+var attributes = map[domain.Field]string{
+	domain.FieldID:               events.AttrMovieID,
+	domain.FieldFrameCount:       events.AttrFrameCount,
+	domain.FieldStatus:           events.AttrStatus,
+	domain.FieldMarkers:          events.AttrMarkers,
+	domain.FieldTrimStart:        events.AttrTrimStart,
+	domain.FieldTrimEnd:          events.AttrTrimEnd,
+	domain.FieldCaptureInterval:  events.AttrCaptureInterval,
+	domain.FieldFramesWritten:    events.AttrFramesWritten,
+	domain.FieldTotalFrames:      events.AttrTotalFrames,
+	domain.FieldCleanBefore:      events.AttrCleanBefore,
+	domain.FieldLastJob:          events.AttrLastJob,
+	domain.FieldVersion:          events.AttrVersion,
+	domain.FieldUpdatedAt:        events.AttrUpdatedAt,
+	domain.FieldLease:            events.AttrLease,
+	domain.FieldLeaseKind:        events.AttrLeaseKind,
+	domain.FieldLeaseID:          events.AttrLeaseID,
+	domain.FieldLeaseUserID:      events.AttrLeaseUserID,
+	domain.FieldLeaseHeartbeatAt: events.AttrLeaseHeartbeatAt,
+	domain.FieldLeaseExpiresAt:   events.AttrLeaseExpiresAt,
+	domain.FieldLeaseClaimed:     events.AttrLeaseClaimed,
 }
 
-func name(n string) expression.NameBuilder { return expression.Name(n) }
-
-func millis(t time.Time) expression.ValueBuilder { return expression.Value(events.Millis(t)) }
-
-// movieExists holds for every stored movie.
-func movieExists() expression.ConditionBuilder {
-	return name(events.AttrMovieID).AttributeExists()
-}
-
-// leaseIs mirrors Lease.is: the stored lease is live at now, of kind k, with id.
-func leaseIs(k domain.LeaseKind, id string, now time.Time) expression.ConditionBuilder {
-	return expression.And(
-		name(events.AttrLeaseKind).Equal(expression.Value(string(k))),
-		name(events.AttrLeaseID).Equal(expression.Value(id)),
-		name(events.AttrLeaseExpiresAt).GreaterThan(millis(now)),
-	)
-}
-
-// noLiveLease mirrors Movie.LiveLease(now) == nil.
-func noLiveLease(now time.Time) expression.ConditionBuilder {
-	return expression.Or(
-		name(events.AttrLease).AttributeNotExists(),
-		name(events.AttrLeaseExpiresAt).LessThanEqual(millis(now)),
-	)
-}
-
-// fence mirrors JobFence.Decide: the claimed live tracing lease of the job.
-func fence(f domain.JobFence) expression.ConditionBuilder {
-	return expression.And(
-		leaseIs(domain.LeaseTracing, f.JobID, f.Now),
-		name(events.AttrLeaseClaimed).Equal(expression.Value(true)),
-	)
-}
-
-// changed mirrors domain's bookkeeping on every committed change.
-func changed(now time.Time) expression.UpdateBuilder {
-	return expression.Set(name(events.AttrVersion), name(events.AttrVersion).Plus(expression.Value(1))).
-		Set(name(events.AttrUpdatedAt), millis(now))
-}
-
-func renewLease(u expression.UpdateBuilder, now time.Time, d time.Duration) expression.UpdateBuilder {
-	return u.Set(name(events.AttrLeaseHeartbeatAt), millis(now)).
-		Set(name(events.AttrLeaseExpiresAt), millis(now.Add(d)))
-}
-
-// finish mirrors domain's terminal write: the job's lease is removed and
-// the outcome recorded.
-func finish(now time.Time, job domain.Lease, status domain.Status, frames int, summary string) expression.UpdateBuilder {
-	rec := events.NewJobItem(job.Outcome(now, status, frames, summary))
-	return changed(now).Remove(name(events.AttrLease)).
-		Set(name(events.AttrStatus), expression.Value(string(status))).
-		Set(name(events.AttrFramesWritten), expression.Value(frames)).
-		Set(name(events.AttrLastJob), expression.Value(rec))
-}
-
-// writeFor translates a command into its conditional write. Each case states
-// the same precondition as the command's Decide, clause for clause.
-func writeFor(cmd domain.Command) (write, error) {
-	switch c := cmd.(type) {
-	case domain.OpenAnalysis:
-		lease := events.NewLeaseItem(domain.Lease{
-			Kind: domain.LeaseAnalysis, ID: c.LeaseID, UserID: c.User.ID, UserName: c.User.Name,
-			AcquiredAt: c.Now, HeartbeatAt: c.Now, ExpiresAt: c.Now.Add(c.Duration),
-		})
-		return write{
-			cond:   movieExists().And(noLiveLease(c.Now)),
-			update: changed(c.Now).Set(name(events.AttrLease), expression.Value(lease)),
-		}, nil
-
-	case domain.Heartbeat:
-		return write{
-			cond:   leaseIs(domain.LeaseAnalysis, c.LeaseID, c.Now),
-			update: renewLease(changed(c.Now), c.Now, c.Duration),
-		}, nil
-
-	case domain.Release:
-		return write{
-			cond:   leaseIs(domain.LeaseAnalysis, c.LeaseID, c.Now),
-			update: changed(c.Now).Remove(name(events.AttrLease)),
-		}, nil
-
-	case domain.EditMarkers:
-		return write{
-			cond:   leaseIs(domain.LeaseAnalysis, c.LeaseID, c.Now),
-			update: changed(c.Now).Set(name(events.AttrMarkers), expression.Value(events.NewMarkerItems(c.Markers))),
-		}, nil
-
-	case domain.EditTrim:
-		return write{
-			cond: leaseIs(domain.LeaseAnalysis, c.LeaseID, c.Now).
-				And(name(events.AttrFrameCount).GreaterThanEqual(expression.Value(c.Trim.End))),
-			update: changed(c.Now).
-				Set(name(events.AttrTrimStart), expression.Value(c.Trim.Start)).
-				Set(name(events.AttrTrimEnd), expression.Value(c.Trim.End)).
-				Set(name(events.AttrCleanBefore), expression.Value(0)),
-		}, nil
-
-	case domain.EditCaptureInterval:
-		return write{
-			cond: leaseIs(domain.LeaseAnalysis, c.LeaseID, c.Now),
-			update: changed(c.Now).
-				Set(name(events.AttrCaptureInterval), expression.Value(c.Interval)).
-				Set(name(events.AttrCleanBefore), expression.Value(0)),
-		}, nil
-
-	case domain.StartTrace:
-		owner := noLiveLease(c.Now)
-		if c.LeaseID != "" {
-			owner = expression.Or(leaseIs(domain.LeaseAnalysis, c.LeaseID, c.Now), owner)
-		}
-		lease := events.NewLeaseItem(domain.Lease{
-			Kind: domain.LeaseTracing, ID: c.JobID, UserID: c.User.ID, UserName: c.User.Name,
-			AcquiredAt: c.Now, HeartbeatAt: c.Now, ExpiresAt: c.Now.Add(c.Duration), FromFrame: c.FromFrame,
-		})
-		return write{
-			cond: expression.And(movieExists(), owner,
-				expression.Size(name(events.AttrMarkers)).GreaterThan(expression.Value(0)),
-				name(events.AttrTrimStart).LessThanEqual(expression.Value(c.FromFrame)),
-				name(events.AttrTrimEnd).GreaterThan(expression.Value(c.FromFrame)),
-			),
-			update: changed(c.Now).
-				Set(name(events.AttrLease), expression.Value(lease)).
-				Set(name(events.AttrStatus), expression.Value(string(domain.StatusTracing))).
-				Set(name(events.AttrFramesWritten), expression.Value(0)).
-				Set(name(events.AttrTotalFrames), expression.Value(0)),
-		}, nil
-
-	case domain.ClaimJob:
-		return write{
-			cond: leaseIs(domain.LeaseTracing, c.JobID, c.Now).
-				And(name(events.AttrLeaseClaimed).Equal(expression.Value(false))),
-			update: renewLease(changed(c.Now), c.Now, c.Duration).
-				Set(name(events.AttrLeaseClaimed), expression.Value(true)),
-		}, nil
-
-	case domain.BeginTrace:
-		return write{
-			cond: fence(c.JobFence),
-			update: renewLease(changed(c.Now), c.Now, c.Duration).
-				Set(name(events.AttrCleanBefore), expression.Value(c.CleanBefore)).
-				Set(name(events.AttrFramesWritten), expression.Value(0)).
-				Set(name(events.AttrTotalFrames), expression.Value(c.TotalFrames)),
-		}, nil
-
-	case domain.RenewJob:
-		return write{
-			cond: fence(c.JobFence),
-			update: renewLease(changed(c.Now), c.Now, c.Duration).
-				Set(name(events.AttrFramesWritten), expression.Value(c.FramesWritten)),
-		}, nil
-
-	case domain.CompleteJob:
-		return write{
-			cond: fence(domain.JobFence{JobID: c.Job.ID, Now: c.Now}),
-			update: finish(c.Now, c.Job, domain.StatusTraced, c.FramesWritten, "").
-				Set(name(events.AttrCleanBefore), expression.Value(c.CleanBefore)),
-		}, nil
-
-	case domain.FailJob:
-		return write{
-			cond:   fence(domain.JobFence{JobID: c.Job.ID, Now: c.Now}),
-			update: finish(c.Now, c.Job, domain.StatusFailed, c.FramesWritten, c.SafeSummary()),
-		}, nil
+func name(f domain.Field) (expression.NameBuilder, error) {
+	a, ok := attributes[f]
+	if !ok {
+		return expression.NameBuilder{}, fmt.Errorf("dynamo: no attribute for domain field %q", f)
 	}
-	return write{}, fmt.Errorf("dynamo: no conditional write for %T", cmd)
+	return expression.Name(a), nil
+}
+
+// stored converts a domain value to the form the item schema stores it in
+// (times as Unix milliseconds, nested records as their item structs).
+//
+// Times: for a stored (whole-millisecond) time E, now < E holds exactly when
+// floor_ms(now) < E (and likewise for <=, >, >=), so comparing with the
+// truncated now gives the domain's verdict on the untruncated one.
+func stored(v any) any {
+	switch v := v.(type) {
+	case time.Time:
+		return events.Millis(v)
+	case domain.Status:
+		return string(v)
+	case domain.LeaseKind:
+		return string(v)
+	case domain.Lease:
+		return events.NewLeaseItem(v)
+	case domain.JobRecord:
+		return events.NewJobItem(v)
+	case []domain.Marker:
+		return events.NewMarkerItems(v)
+	}
+	return v
+}
+
+func operand(o domain.Operand) (expression.OperandBuilder, error) {
+	switch o := o.(type) {
+	case domain.Field:
+		return name(o)
+	case domain.SizeOf:
+		n, err := name(o.Field)
+		return n.Size(), err
+	case domain.Value:
+		return expression.Value(stored(o.V)), nil
+	}
+	return nil, fmt.Errorf("dynamo: unknown operand %T", o)
+}
+
+// condition translates a domain condition.
+func condition(c domain.Cond) (expression.ConditionBuilder, error) {
+	switch c := c.(type) {
+	case domain.And:
+		return junction(c, expression.And, domain.Exists())
+	case domain.Or:
+		return junction(c, expression.Or, domain.Absent{Field: domain.FieldID})
+	case domain.Not:
+		inner, err := condition(c.C)
+		return expression.Not(inner), err
+	case domain.Present:
+		n, err := name(c.Field)
+		return n.AttributeExists(), err
+	case domain.Absent:
+		n, err := name(c.Field)
+		return n.AttributeNotExists(), err
+	case domain.Compare:
+		l, err := operand(c.L)
+		if err != nil {
+			return expression.ConditionBuilder{}, err
+		}
+		r, err := operand(c.R)
+		if err != nil {
+			return expression.ConditionBuilder{}, err
+		}
+		cmp, ok := comparisons[c.Op]
+		if !ok {
+			return expression.ConditionBuilder{}, fmt.Errorf("dynamo: unknown operator %q", c.Op)
+		}
+		return cmp(l, r), nil
+	}
+	return expression.ConditionBuilder{}, fmt.Errorf("dynamo: unknown condition %T", c)
+}
+
+var comparisons = map[domain.Op]func(l, r expression.OperandBuilder) expression.ConditionBuilder{
+	domain.OpEq: expression.Equal,
+	domain.OpLt: expression.LessThan,
+	domain.OpLe: expression.LessThanEqual,
+	domain.OpGt: expression.GreaterThan,
+	domain.OpGe: expression.GreaterThanEqual,
+}
+
+// junction translates And and Or. The SDK's builders need two operands: one
+// condition stands for itself, and an empty one becomes a condition that is
+// always (And) or never (Or) true on a stored movie: empty.
+func junction(cs []domain.Cond, join func(l, r expression.ConditionBuilder, more ...expression.ConditionBuilder) expression.ConditionBuilder, empty domain.Cond) (expression.ConditionBuilder, error) {
+	if len(cs) == 0 {
+		return condition(empty)
+	}
+	out := make([]expression.ConditionBuilder, len(cs))
+	for i, c := range cs {
+		var err error
+		if out[i], err = condition(c); err != nil {
+			return expression.ConditionBuilder{}, err
+		}
+	}
+	if len(out) == 1 {
+		return out[0], nil
+	}
+	return join(out[0], out[1], out[2:]...), nil
+}
+
+// update translates a domain update.
+func update(as []domain.Assignment) (expression.UpdateBuilder, error) {
+	var u expression.UpdateBuilder
+	for _, a := range as {
+		n, err := name(a.Field)
+		if err != nil {
+			return u, err
+		}
+		switch a.Op {
+		case domain.AssignSet:
+			u = u.Set(n, expression.Value(stored(a.Value)))
+		case domain.AssignRemove:
+			u = u.Remove(n)
+		case domain.AssignAdd:
+			u = u.Add(n, expression.Value(a.Value))
+		default:
+			return u, fmt.Errorf("dynamo: unknown assignment %q", a.Op)
+		}
+	}
+	return u, nil
 }

@@ -149,7 +149,7 @@ func TestConditionsAgreeWithTheDomain(t *testing.T) {
 		cmd := genCommand(t, storedLease)
 
 		want, wantErr := domain.Execute(stored, cmd)
-		got, gotErr := s.Apply(ctx, id, cmd)
+		got, gotErr := s.Commit(ctx, id, cmd)
 		if errors.Is(gotErr, dynamo.ErrDisagreement) {
 			t.Fatalf("%T: %v", cmd, gotErr)
 		}

@@ -51,7 +51,7 @@ func createMovie(tb testing.TB, s *dynamo.MovieStore, id string) domain.Movie {
 // apply runs a command and fails the test on error.
 func apply(tb testing.TB, s *dynamo.MovieStore, id string, c domain.Command) domain.Movie {
 	tb.Helper()
-	m, err := s.Apply(context.Background(), id, c)
+	m, err := s.Commit(context.Background(), id, c)
 	if err != nil {
 		tb.Fatalf("%T: %v", c, err)
 	}
@@ -61,7 +61,7 @@ func apply(tb testing.TB, s *dynamo.MovieStore, id string, c domain.Command) dom
 // refused runs a command, requires the given refusal code and returns the error.
 func refused(tb testing.TB, s *dynamo.MovieStore, id string, c domain.Command, want domain.Code) *domain.Error {
 	tb.Helper()
-	_, err := s.Apply(context.Background(), id, c)
+	_, err := s.Commit(context.Background(), id, c)
 	e, ok := domain.AsError(err)
 	if !ok || e.Code != want {
 		tb.Fatalf("%T: got %v, want refusal %s", c, err, want)

@@ -114,26 +114,28 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 	return nil
 }
 
-// Apply commits one command as one conditional UpdateItem and returns the
-// movie as written. On refusal it rebuilds the domain's typed refusal from
-// the item DynamoDB evaluated (ReturnValuesOnConditionCheckFailure ALL_OLD),
-// so a refusal costs no second read.
-//
-// Times are stored as Unix milliseconds. For a stored (whole-millisecond)
-// expiry E, now < E holds exactly when floor_ms(now) < E, so the domain's
-// decision and DynamoDB's never differ by rounding.
-func (s *MovieStore) Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
+// Commit commits one command as one conditional UpdateItem and returns the
+// movie as written: the condition is domain.Condition(cmd) and the update
+// cmd.Update(), both translated (conditions.go). On refusal it rebuilds the
+// domain's typed refusal from the item DynamoDB evaluated
+// (ReturnValuesOnConditionCheckFailure ALL_OLD), so a refusal costs no second
+// read.
+func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
 	if err := cmd.Validate(); err != nil {
 		return domain.Movie{}, err
 	}
 	if !domain.ValidMovieID(movieID) {
 		return domain.Movie{}, domain.Invalid("movieId", "malformed movie ID")
 	}
-	w, err := writeFor(cmd)
+	cond, err := condition(domain.Condition(cmd))
 	if err != nil {
 		return domain.Movie{}, err
 	}
-	expr, err := expression.NewBuilder().WithCondition(w.cond).WithUpdate(w.update).Build()
+	upd, err := update(cmd.Update())
+	if err != nil {
+		return domain.Movie{}, err
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
 		return domain.Movie{}, fmt.Errorf("build expression for %T: %w", cmd, err)
 	}
@@ -158,7 +160,7 @@ func (s *MovieStore) Apply(ctx context.Context, movieID string, cmd domain.Comma
 // success: release is idempotent, and an old page's release never removes a
 // lease that is not its own. It reports whether a lease was removed.
 func (s *MovieStore) Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error) {
-	_, err := s.Apply(ctx, movieID, cmd)
+	_, err := s.Commit(ctx, movieID, cmd)
 	switch domain.ErrorCode(err) {
 	case "":
 		return err == nil, err
@@ -169,12 +171,9 @@ func (s *MovieStore) Release(ctx context.Context, movieID string, cmd domain.Rel
 	}
 }
 
-// decider is the part of a command (or fence) a refusal is rebuilt from.
-type decider interface{ Decide(domain.Movie) error }
-
 // refusal turns the item a failed condition was evaluated on into the
 // domain's refusal for cmd.
-func refusal(old map[string]types.AttributeValue, cmd decider) error {
+func refusal(old map[string]types.AttributeValue, cmd domain.Guard) error {
 	if len(old) == 0 {
 		return &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
 	}
@@ -182,7 +181,7 @@ func refusal(old map[string]types.AttributeValue, cmd decider) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Decide(m); err != nil {
+	if err := domain.Decide(cmd, &m); err != nil {
 		return err
 	}
 	return fmt.Errorf("%w: %T refused by DynamoDB, accepted by the domain on version %d", ErrDisagreement, cmd, m.Version)
@@ -195,7 +194,11 @@ func (s *MovieStore) FenceCheck(movieID string, f domain.JobFence) (types.Transa
 	if err := f.Validate(); err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	expr, err := expression.NewBuilder().WithCondition(fence(f)).Build()
+	cond, err := condition(domain.Condition(f))
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}

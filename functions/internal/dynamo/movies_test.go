@@ -125,7 +125,7 @@ func TestConcurrentOpenAnalysisHasOneWinner(t *testing.T) {
 		id := newID(t)
 		wg.Go(func() {
 			<-start
-			_, err := s.Apply(context.Background(), "race", domain.OpenAnalysis{LeaseID: id, User: u, Now: t0, Duration: lease})
+			_, err := s.Commit(context.Background(), "race", domain.OpenAnalysis{LeaseID: id, User: u, Now: t0, Duration: lease})
 			results[i] = result{u, err}
 		})
 	}

@@ -100,7 +100,7 @@ func (s *memStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedM
 	return slices.Collect(maps.Values(s.m)), nil, nil
 }
 
-func (s *memStore) Apply(_ context.Context, id string, c domain.Command) (domain.Movie, error) {
+func (s *memStore) Commit(_ context.Context, id string, c domain.Command) (domain.Movie, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var cur *domain.Movie
@@ -116,7 +116,7 @@ func (s *memStore) Apply(_ context.Context, id string, c domain.Command) (domain
 }
 
 func (s *memStore) Release(ctx context.Context, id string, c domain.Release) (bool, error) {
-	_, err := s.Apply(ctx, id, c)
+	_, err := s.Commit(ctx, id, c)
 	if code := domain.ErrorCode(err); code == domain.CodeNotHeld || code == domain.CodeNotFound {
 		return false, nil
 	}

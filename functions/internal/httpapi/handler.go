@@ -23,7 +23,7 @@ type MovieStore interface {
 	// List returns the movies, and apart the rows that cannot be read as
 	// movies (listed without them, each logged).
 	List(ctx context.Context) ([]domain.Movie, []*events.MalformedMovieError, error)
-	Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
+	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	// Release treats "nothing to release" as success.
 	Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error)
 }

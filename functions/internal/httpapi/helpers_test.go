@@ -528,7 +528,7 @@ func (a *api) runJob(id string, frames []domain.Frame, finish bool) domain.Lease
 	}
 	job := *m.Lease
 	now := a.clock.Now()
-	claimed, err := a.fx.movies.Apply(ctx, id, domain.ClaimJob{JobID: job.ID, Now: now, Duration: leaseDuration})
+	claimed, err := a.fx.movies.Commit(ctx, id, domain.ClaimJob{JobID: job.ID, Now: now, Duration: leaseDuration})
 	if err != nil {
 		a.t.Fatalf("claim: %v", err)
 	}
@@ -546,7 +546,7 @@ func (a *api) runJob(id string, frames []domain.Frame, finish bool) domain.Lease
 		}
 	}
 	if finish {
-		if _, err := a.fx.movies.Apply(ctx, id, domain.CompleteJob{Job: *claimed.Lease, Now: now,
+		if _, err := a.fx.movies.Commit(ctx, id, domain.CompleteJob{Job: *claimed.Lease, Now: now,
 			FramesWritten: len(frames), CleanBefore: m.Settings.Trim.End}); err != nil {
 			a.t.Fatalf("complete: %v", err)
 		}

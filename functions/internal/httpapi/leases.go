@@ -11,7 +11,7 @@ import (
 // the page can go view-only.
 func (h *Handler) openAnalysis(w http.ResponseWriter, r *http.Request, c call) error {
 	leaseID := h.cfg.NewID()
-	m, err := h.cfg.Movies.Apply(r.Context(), c.movieID, domain.OpenAnalysis{
+	m, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.OpenAnalysis{
 		LeaseID: leaseID, User: c.user, Now: c.now, Duration: h.cfg.LeaseDuration,
 	})
 	if err != nil {
@@ -30,7 +30,7 @@ func (h *Handler) heartbeat(w http.ResponseWriter, r *http.Request, c call) erro
 	if err != nil {
 		return err
 	}
-	m, err := h.cfg.Movies.Apply(r.Context(), c.movieID, domain.Heartbeat{
+	m, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.Heartbeat{
 		LeaseID: leaseID, Now: c.now, Duration: h.cfg.LeaseDuration,
 	})
 	if err != nil {

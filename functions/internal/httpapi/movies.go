@@ -73,7 +73,7 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, c call, cmd func(
 	if err != nil {
 		return err
 	}
-	m, err := h.cfg.Movies.Apply(r.Context(), c.movieID, command)
+	m, err := h.cfg.Movies.Commit(r.Context(), c.movieID, command)
 	if err != nil {
 		return err
 	}

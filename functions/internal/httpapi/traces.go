@@ -25,7 +25,7 @@ func (h *Handler) startTrace(w http.ResponseWriter, r *http.Request, c call) err
 		return err
 	}
 	jobID := h.cfg.NewID()
-	m, err := h.cfg.Movies.Apply(r.Context(), c.movieID, domain.StartTrace{
+	m, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.StartTrace{
 		LeaseID: leaseID, JobID: jobID, User: c.user, FromFrame: from,
 		Now: c.now, Duration: h.cfg.LeaseDuration,
 	})

@@ -30,7 +30,7 @@ func (s nopStore) Get(context.Context, string) (domain.Movie, error) { return do
 func (s nopStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
 	return nil, nil, s.err
 }
-func (s nopStore) Apply(context.Context, string, domain.Command) (domain.Movie, error) {
+func (s nopStore) Commit(context.Context, string, domain.Command) (domain.Movie, error) {
 	return domain.Movie{}, s.err
 }
 func (s nopStore) Release(context.Context, string, domain.Release) (bool, error) { return false, s.err }

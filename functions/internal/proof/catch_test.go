@@ -75,7 +75,7 @@ func (f *fab) legit(client int, cmd domain.Command) {
 
 // forced commits a command whatever its precondition says.
 func (f *fab) forced(client int, cmd domain.Command) {
-	next := cmd.Apply(f.state)
+	next := domain.Apply(cmd, f.state)
 	f.state = next
 	f.record(client, proof.Call{Kind: proof.KindCommand, Cmd: cmd}, proof.Outcome{Movie: &next})
 }
@@ -127,7 +127,7 @@ func TestChecksCatchFabricatedViolations(t *testing.T) {
 		}, false, ""},
 		{"a write with an unknown outcome that landed", func(f *fab) {
 			cmd := domain.OpenAnalysis{LeaseID: leaseA, User: ada, Now: at(10), Duration: lease}
-			next := cmd.Apply(f.state)
+			next := domain.Apply(cmd, f.state)
 			f.state = next
 			f.record(0, proof.Call{Kind: proof.KindCommand, Cmd: cmd}, proof.Outcome{Unknown: true, Err: "connection reset"})
 			f.read(next)
@@ -209,7 +209,7 @@ type racyStore struct {
 	table  string
 }
 
-func (s racyStore) Apply(ctx context.Context, id string, cmd domain.Command) (domain.Movie, error) {
+func (s racyStore) Commit(ctx context.Context, id string, cmd domain.Command) (domain.Movie, error) {
 	m, err := s.Get(ctx, id)
 	if err != nil {
 		return domain.Movie{}, err

@@ -229,7 +229,7 @@ func (c *client) do(call Call) Outcome {
 	case KindFrame:
 		out = classify(nil, c.h.store.WriteFrame(ctx, c.h.movieID, call.Fence, call.Frame, call.Token))
 	default:
-		m, err := c.h.store.Apply(ctx, c.h.movieID, call.Cmd)
+		m, err := c.h.store.Commit(ctx, c.h.movieID, call.Cmd)
 		out = classify(&m, err)
 	}
 	end := time.Since(c.h.start).Nanoseconds()

@@ -18,7 +18,7 @@ import (
 type Kind int
 
 const (
-	// KindCommand is one domain.Command committed by MovieStore.Apply.
+	// KindCommand is one domain.Command committed by MovieStore.Commit.
 	KindCommand Kind = iota
 	// KindRead is a strongly consistent read of the movie row.
 	KindRead
@@ -124,7 +124,7 @@ func step(state domain.Movie, in Call, out Outcome) []any {
 		if out.Unknown {
 			return []any{state} // a frame write never changes the row
 		}
-		err := in.Fence.Decide(state)
+		err := domain.Decide(in.Fence, &state)
 		if (err == nil) != out.Accepted() || (err != nil && !SameRefusal(err, out.Refusal)) {
 			return nil
 		}

@@ -14,7 +14,7 @@ import (
 // that the checks catch a broken protocol.
 type Store interface {
 	Create(ctx context.Context, m domain.Movie) error
-	Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
+	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	Get(ctx context.Context, movieID string) (domain.Movie, error)
 	// WriteFrame stores one frame of a job, fenced on the job's claimed live
 	// lease; a refusal is the domain's (CodeLeaseLost).

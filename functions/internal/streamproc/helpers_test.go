@@ -226,7 +226,7 @@ func (e *env) rawAudit() map[string]map[string]types.AttributeValue {
 // apply commits a command through the API's store.
 func (e *env) apply(movieID string, c domain.Command) domain.Movie {
 	e.tb.Helper()
-	m, err := e.store.Apply(context.Background(), movieID, c)
+	m, err := e.store.Commit(context.Background(), movieID, c)
 	if err != nil {
 		e.tb.Fatalf("%T: %v", c, err)
 	}

@@ -117,7 +117,7 @@ func (e *env) createMovie(id string, n int) domain.Movie {
 func (e *env) start(movieID string, u domain.User, from int, now time.Time, lease time.Duration) events.TraceJob {
 	e.tb.Helper()
 	job := token.New()
-	m, err := e.movies.Apply(context.Background(), movieID, domain.StartTrace{JobID: job, User: u, FromFrame: from, Now: now, Duration: lease})
+	m, err := e.movies.Commit(context.Background(), movieID, domain.StartTrace{JobID: job, User: u, FromFrame: from, Now: now, Duration: lease})
 	if err != nil {
 		e.tb.Fatalf("start trace: %v", err)
 	}
@@ -257,7 +257,7 @@ type call struct {
 	row   domain.Movie
 }
 
-func (r *recordingMovies) Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
+func (r *recordingMovies) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
 	var m domain.Movie
 	var err error
 	start := time.Now()
@@ -265,7 +265,7 @@ func (r *recordingMovies) Apply(ctx context.Context, movieID string, cmd domain.
 		err = r.fail(cmd)
 	}
 	if err == nil {
-		m, err = r.Movies.Apply(ctx, movieID, cmd)
+		m, err = r.Movies.Commit(ctx, movieID, cmd)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -30,7 +30,7 @@ import (
 
 // Movies is the part of dynamo.MovieStore the worker uses.
 type Movies interface {
-	Apply(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
+	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	FenceCheck(movieID string, f domain.JobFence) (types.TransactWriteItem, error)
 }
 
@@ -485,7 +485,7 @@ func (r *run) renew(ctx context.Context) error {
 // (the command is rebuilt with a fresh now on every attempt).
 func (r *run) apply(ctx context.Context, build func(now time.Time) domain.Command) (domain.Movie, error) {
 	for attempt := 0; ; attempt++ {
-		m, err := r.w.movies.Apply(ctx, r.movieID, build(r.w.Now()))
+		m, err := r.w.movies.Commit(ctx, r.movieID, build(r.w.Now()))
 		if err == nil || !dynamo.IsTransactionConflict(err) || attempt >= r.w.ConflictRetries || !r.pause(ctx, attempt+1) {
 			return m, err
 		}

@@ -315,7 +315,7 @@ func TestLostLeaseStopsAtOnce(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	claimed := tw.claimedRow(t)
-	if _, err := e.movies.Apply(context.Background(), "m5", domain.FailJob{Job: *claimed.Lease, Now: time.Now(), Summary: "Stopped by an operator."}); err != nil {
+	if _, err := e.movies.Commit(context.Background(), "m5", domain.FailJob{Job: *claimed.Lease, Now: time.Now(), Summary: "Stopped by an operator."}); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done

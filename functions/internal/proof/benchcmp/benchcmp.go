@@ -111,7 +111,7 @@ func (e *Env) key() string { return fmt.Sprintf("lock-%d", e.seq.Add(1)) }
 
 func (e *Env) open(ctx context.Context, id string, u domain.User, d time.Duration) (string, error) {
 	l := token.New()
-	_, err := e.Movies.Apply(ctx, id, domain.OpenAnalysis{LeaseID: l, User: u, Now: time.Now(), Duration: d})
+	_, err := e.Movies.Commit(ctx, id, domain.OpenAnalysis{LeaseID: l, User: u, Now: time.Now(), Duration: d})
 	return l, err
 }
 
@@ -158,7 +158,7 @@ func (e *Env) Scenarios(n, takeovers int) []Scenario {
 					}
 				}
 				return func() error {
-					_, err := e.Movies.Apply(ctx, hbMovie, domain.Heartbeat{LeaseID: hbLease, Now: time.Now(), Duration: d})
+					_, err := e.Movies.Commit(ctx, hbMovie, domain.Heartbeat{LeaseID: hbLease, Now: time.Now(), Duration: d})
 					return err
 				}, nil
 			},
@@ -183,7 +183,7 @@ func (e *Env) Scenarios(n, takeovers int) []Scenario {
 				}
 				l, err := e.open(ctx, relMovie, holder, d)
 				return func() error {
-					_, err := e.Movies.Apply(ctx, relMovie, domain.Release{LeaseID: l, Now: time.Now()})
+					_, err := e.Movies.Commit(ctx, relMovie, domain.Release{LeaseID: l, Now: time.Now()})
 					return err
 				}, err
 			},

@@ -330,7 +330,7 @@ func (e *env) startTrace(rng *rand.Rand, movieID string, from int, leaseFor time
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		job := token.New()
-		_, err := e.movies.Apply(context.Background(), movieID, domain.StartTrace{JobID: job,
+		_, err := e.movies.Commit(context.Background(), movieID, domain.StartTrace{JobID: job,
 			User: users[rng.IntN(len(users))], FromFrame: from, Now: now(), Duration: leaseFor})
 		if err == nil {
 			return job

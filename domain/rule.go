@@ -1,0 +1,188 @@
+package domain
+
+import "time"
+
+// A rule is a value. Every command states its precondition as a Cond and its
+// update as a list of Assignments over the named fields of a movie. The domain
+// evaluates those values itself (Decide, Apply, Execute), and a storage adapter
+// translates the same values node by node into its own condition and update
+// language; there is no second, hand-written copy of any rule.
+//
+// The vocabulary is deliberately small and closed, so that every adapter can
+// translate all of it: And, Or, Not, Present, Absent, and comparisons (Compare)
+// between fields, the size of a list field and constant values. Comparison
+// semantics follow DynamoDB's: a comparison with an absent field, or between
+// values of different kinds, is false.
+
+// Field names a part of a movie that rules read or write. The names are the
+// domain's (Go paths of Movie); an adapter maps each to its storage attribute
+// in one table.
+type Field string
+
+// The fields rules may name. Lease fields are absent when the movie has no
+// lease, LastJob fields when it has no recorded job.
+const (
+	FieldID              Field = "ID"
+	FieldFrameCount      Field = "FrameCount"
+	FieldStatus          Field = "Status"
+	FieldMarkers         Field = "Settings.Markers"
+	FieldTrimStart       Field = "Settings.Trim.Start"
+	FieldTrimEnd         Field = "Settings.Trim.End"
+	FieldCaptureInterval Field = "Settings.CaptureInterval"
+	FieldFramesWritten   Field = "Progress.FramesWritten"
+	FieldTotalFrames     Field = "Progress.TotalFrames"
+	FieldCleanBefore     Field = "CleanBefore"
+	FieldLastJob         Field = "LastJob"
+	FieldVersion         Field = "Version"
+	FieldUpdatedAt       Field = "UpdatedAt"
+
+	FieldLease            Field = "Lease"
+	FieldLeaseKind        Field = "Lease.Kind"
+	FieldLeaseID          Field = "Lease.ID"
+	FieldLeaseUserID      Field = "Lease.UserID"
+	FieldLeaseHeartbeatAt Field = "Lease.HeartbeatAt"
+	FieldLeaseExpiresAt   Field = "Lease.ExpiresAt"
+	FieldLeaseClaimed     Field = "Lease.Claimed"
+)
+
+// Fields lists every field a rule may name, so an adapter can check at start
+// (and in its tests) that its table maps each of them.
+var Fields = []Field{
+	FieldID, FieldFrameCount, FieldStatus, FieldMarkers, FieldTrimStart, FieldTrimEnd, FieldCaptureInterval,
+	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
+	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
+	FieldLeaseClaimed,
+}
+
+// Operand is one side of a comparison: a Field, a SizeOf a list field, or a
+// Value.
+type Operand interface{ operand() }
+
+// SizeOf is the number of elements of a list field.
+type SizeOf struct{ Field Field }
+
+// Value is a constant: an int, int64, string, bool, time.Time, Status or
+// LeaseKind.
+type Value struct{ V any }
+
+func (Field) operand()  {}
+func (SizeOf) operand() {}
+func (Value) operand()  {}
+
+// Op is a comparison operator.
+type Op string
+
+const (
+	OpEq Op = "="
+	OpLt Op = "<"
+	OpLe Op = "<="
+	OpGt Op = ">"
+	OpGe Op = ">="
+)
+
+// Cond is a closed boolean expression over a movie's fields. Its only
+// implementations are And, Or, Not, Present, Absent and Compare.
+type Cond interface{ cond() }
+
+// And holds when every one of its conditions holds (an empty And holds).
+type And []Cond
+
+// Or holds when at least one of its conditions holds (an empty Or does not).
+type Or []Cond
+
+// Not holds when its condition does not.
+type Not struct{ C Cond }
+
+// Present holds when the field exists on the stored movie.
+type Present struct{ Field Field }
+
+// Absent holds when the field does not exist on the stored movie.
+type Absent struct{ Field Field }
+
+// Compare holds when L Op R; it is false when either side is absent or the
+// two sides are of different kinds.
+type Compare struct {
+	L  Operand
+	Op Op
+	R  Operand
+}
+
+func (And) cond()     {}
+func (Or) cond()      {}
+func (Not) cond()     {}
+func (Present) cond() {}
+func (Absent) cond()  {}
+func (Compare) cond() {}
+
+// Cmp builds the comparison "field op value".
+func Cmp(f Field, op Op, v any) Compare { return Compare{L: f, Op: op, R: Value{v}} }
+
+// Exists holds for every stored movie.
+func Exists() Cond { return Present{FieldID} }
+
+// LeaseLive holds while the stored lease is live at now: now < ExpiresAt.
+// (A stale lease, now >= ExpiresAt, is absent to every rule.)
+func LeaseLive(now time.Time) Cond { return Cmp(FieldLeaseExpiresAt, OpGt, now) }
+
+// NoLiveLease holds when there is no lease or it is stale at now.
+func NoLiveLease(now time.Time) Cond {
+	return Or{Absent{FieldLease}, Cmp(FieldLeaseExpiresAt, OpLe, now)}
+}
+
+// LeaseIs holds when the stored lease is live at now, of kind k, with id.
+func LeaseIs(k LeaseKind, id string, now time.Time) Cond {
+	return And{Cmp(FieldLeaseKind, OpEq, k), Cmp(FieldLeaseID, OpEq, id), LeaseLive(now)}
+}
+
+// Claimed holds when the stored lease's claimed flag is b.
+func Claimed(b bool) Cond { return Cmp(FieldLeaseClaimed, OpEq, b) }
+
+// TrimContains holds when frame f lies in the stored trim [Start, End).
+func TrimContains(f int) Cond {
+	return And{Cmp(FieldTrimStart, OpLe, f), Cmp(FieldTrimEnd, OpGt, f)}
+}
+
+// HasMarkers holds when at least one marker is placed.
+func HasMarkers() Cond { return Compare{L: SizeOf{FieldMarkers}, Op: OpGt, R: Value{0}} }
+
+// AssignOp is what an Assignment does to its field.
+type AssignOp string
+
+const (
+	// AssignSet stores Value in the field.
+	AssignSet AssignOp = "set"
+	// AssignRemove deletes the field (only FieldLease).
+	AssignRemove AssignOp = "remove"
+	// AssignAdd adds the integer Value to a numeric field.
+	AssignAdd AssignOp = "add"
+)
+
+// Assignment is one field change of an update. An update never names a field
+// twice, nor a field and a part of it (Lease and Lease.ExpiresAt), so the
+// order of its assignments does not matter.
+type Assignment struct {
+	Op    AssignOp
+	Field Field
+	// Value is the new value for AssignSet (a field's own type: int, bool,
+	// string, time.Time, Status, []Marker, Lease, JobRecord) and the int
+	// increment for AssignAdd.
+	Value any
+}
+
+// Set assigns v to f.
+func Set(f Field, v any) Assignment { return Assignment{Op: AssignSet, Field: f, Value: v} }
+
+// Remove deletes f.
+func Remove(f Field) Assignment { return Assignment{Op: AssignRemove, Field: f} }
+
+// Add increments the numeric field f by n.
+func Add(f Field, n int) Assignment { return Assignment{Op: AssignAdd, Field: f, Value: n} }
+
+// Clause is one part of a precondition: the condition If that must hold, and
+// the refusal Else explains when it does not. Else only explains; it is
+// called with the stored movie only after If was found false on it, and never
+// decides whether a write is legal.
+type Clause struct {
+	If   Cond
+	Else func(m Movie) error
+}

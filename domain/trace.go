@@ -1,0 +1,228 @@
+package domain
+
+import "time"
+
+// The commands of a trace: start it (replacing the caller's analysis lease),
+// claim it once, record its plan and progress, and finish it. Every write a
+// worker makes after its claim is fenced on its job's claimed live lease.
+
+// lostAt explains a refusal whose cause is that the caller's lease is not the
+// live one.
+func lostAt(now time.Time) func(Movie) error {
+	return func(m Movie) error { return leaseLost(m, now) }
+}
+
+// StartTrace atomically replaces the caller's analysis lease with a new
+// tracing lease whose ID is the job ID, and sets status tracing.
+//
+// Precondition: either the live lease is the analysis lease with LeaseID, or
+// there is no live lease (LeaseID may then be empty or stale); the movie has
+// at least one marker; Trim.Start <= FromFrame < Trim.End.
+type StartTrace struct {
+	LeaseID   string // the caller's analysis lease, "" if it has none
+	JobID     string
+	User      User
+	FromFrame int
+	Now       time.Time
+	Duration  time.Duration
+}
+
+func (c StartTrace) Validate() error {
+	var lease error
+	if c.LeaseID != "" {
+		lease = validateLeaseID("leaseId", c.LeaseID)
+	}
+	var from error
+	if c.FromFrame < 0 || c.FromFrame >= MaxFrameCount {
+		from = Invalid("fromFrame", "must be 0-%d", MaxFrameCount-1)
+	}
+	return firstError(lease, validateLeaseID("jobId", c.JobID), validateUser(c.User), from, validateDuration(c.Duration))
+}
+
+func (c StartTrace) Precondition() []Clause {
+	owner := NoLiveLease(c.Now)
+	if c.LeaseID != "" {
+		owner = Or{LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), owner}
+	}
+	return []Clause{
+		{If: owner, Else: func(m Movie) error { return blockedBy(m.Lease) }},
+		{If: HasMarkers(), Else: func(Movie) error {
+			return Invalid("markers", "place at least one marker before tracing")
+		}},
+		{If: TrimContains(c.FromFrame), Else: func(m Movie) error {
+			return Invalid("fromFrame", "must be within the trim [%d, %d)", m.Settings.Trim.Start, m.Settings.Trim.End)
+		}},
+	}
+}
+
+func (c StartTrace) Update() []Assignment {
+	return changed(c.Now,
+		Set(FieldLease, Lease{
+			Kind: LeaseTracing, ID: c.JobID, UserID: c.User.ID, UserName: c.User.Name,
+			AcquiredAt: c.Now, HeartbeatAt: c.Now, ExpiresAt: c.Now.Add(c.Duration),
+			FromFrame: c.FromFrame,
+		}),
+		Set(FieldStatus, StatusTracing), Set(FieldFramesWritten, 0), Set(FieldTotalFrames, 0),
+	)
+}
+
+// ClaimJob is a worker taking a queued job.
+//
+// Precondition: the live lease is the tracing lease with JobID and has not
+// been claimed. Exactly one claim per job succeeds; a redelivered message is
+// refused (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op.
+type ClaimJob struct {
+	JobID    string
+	Now      time.Time
+	Duration time.Duration
+}
+
+func (c ClaimJob) Validate() error {
+	return firstError(validateLeaseID("jobId", c.JobID), validateDuration(c.Duration))
+}
+
+func (c ClaimJob) Precondition() []Clause {
+	return []Clause{
+		{If: LeaseIs(LeaseTracing, c.JobID, c.Now), Else: lostAt(c.Now)},
+		{If: Claimed(false), Else: func(Movie) error {
+			return &Error{Code: CodeAlreadyClaimed, Message: "the job was already claimed"}
+		}},
+	}
+}
+
+func (c ClaimJob) Update() []Assignment {
+	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))...)
+}
+
+// JobFence guards every write a worker makes for its job (frames, progress,
+// terminal state). Precondition: the live lease is the claimed tracing lease
+// with JobID. A worker that lost its lease can therefore write nothing.
+type JobFence struct {
+	JobID string
+	Now   time.Time
+}
+
+func (c JobFence) Validate() error { return validateLeaseID("jobId", c.JobID) }
+
+func (c JobFence) Precondition() []Clause {
+	return []Clause{{If: And{LeaseIs(LeaseTracing, c.JobID, c.Now), Claimed(true)}, Else: lostAt(c.Now)}}
+}
+
+// BeginTrace records the claimed job's plan before it touches any frame:
+// the frame it retraces from (which becomes CleanBefore, so a crash leaves no
+// clean-looking frame of this job) and the number of frames to write.
+// Precondition: JobFence.
+type BeginTrace struct {
+	JobFence
+	Duration    time.Duration
+	CleanBefore int
+	TotalFrames int
+}
+
+func (c BeginTrace) Validate() error {
+	var plan error
+	if c.CleanBefore < 0 || c.TotalFrames < 0 {
+		plan = Invalid("plan", "frame numbers must not be negative")
+	}
+	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), plan)
+}
+
+func (c BeginTrace) Update() []Assignment {
+	return changed(c.Now, append(renewed(c.Now, c.Duration),
+		Set(FieldCleanBefore, c.CleanBefore), Set(FieldFramesWritten, 0), Set(FieldTotalFrames, c.TotalFrames))...)
+}
+
+// RenewJob heartbeats the tracing lease and publishes progress.
+// Precondition: JobFence.
+type RenewJob struct {
+	JobFence
+	Duration      time.Duration
+	FramesWritten int
+}
+
+func (c RenewJob) Validate() error {
+	var n error
+	if c.FramesWritten < 0 {
+		n = Invalid("framesWritten", "must not be negative")
+	}
+	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), n)
+}
+
+func (c RenewJob) Update() []Assignment {
+	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldFramesWritten, c.FramesWritten))...)
+}
+
+// Outcome is the job record a terminal write stores for the job whose lease
+// this is.
+func (l Lease) Outcome(now time.Time, status Status, frames int, summary string) JobRecord {
+	return JobRecord{
+		JobID: l.ID, Status: status, UserID: l.UserID, UserName: l.UserName,
+		FromFrame: l.FromFrame, StartedAt: l.AcquiredAt, FinishedAt: now,
+		Frames: frames, FailureSummary: summary,
+	}
+}
+
+// finish is the terminal write shared by CompleteJob and FailJob: the job's
+// own lease is removed and the outcome recorded. Job is the lease as the
+// worker claimed it; the fence guarantees it is still the stored one.
+func finish(job Lease, now time.Time, frames int, status Status, summary string, more ...Assignment) []Assignment {
+	return changed(now, append(more,
+		Remove(FieldLease), Set(FieldStatus, status), Set(FieldFramesWritten, frames),
+		Set(FieldLastJob, job.Outcome(now, status, frames, summary)))...)
+}
+
+// CompleteJob publishes status traced and deletes only the job's own lease.
+// Precondition: JobFence. CleanBefore becomes the end of the traced range.
+type CompleteJob struct {
+	Job           Lease
+	Now           time.Time
+	FramesWritten int
+	CleanBefore   int
+}
+
+func (c CompleteJob) fence() JobFence { return JobFence{JobID: c.Job.ID, Now: c.Now} }
+
+func (c CompleteJob) Validate() error {
+	var n error
+	switch {
+	case c.FramesWritten < 0:
+		n = Invalid("framesWritten", "must not be negative")
+	case c.CleanBefore < 0:
+		n = Invalid("cleanBefore", "must not be negative")
+	}
+	return firstError(c.fence().Validate(), n)
+}
+
+func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
+
+func (c CompleteJob) Update() []Assignment {
+	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Set(FieldCleanBefore, c.CleanBefore))
+}
+
+// FailJob publishes status tracing_failed with a sanitized summary and
+// deletes only the job's own lease. Precondition: JobFence.
+type FailJob struct {
+	Job           Lease
+	Now           time.Time
+	FramesWritten int
+	Summary       string
+}
+
+func (c FailJob) fence() JobFence { return JobFence{JobID: c.Job.ID, Now: c.Now} }
+
+func (c FailJob) Validate() error {
+	var n error
+	if c.FramesWritten < 0 {
+		n = Invalid("framesWritten", "must not be negative")
+	}
+	return firstError(c.fence().Validate(), n)
+}
+
+func (c FailJob) Precondition() []Clause { return c.fence().Precondition() }
+
+func (c FailJob) Update() []Assignment {
+	return finish(c.Job, c.Now, c.FramesWritten, StatusFailed, c.SafeSummary())
+}
+
+// SafeSummary is the summary as stored: sanitized, whatever the worker sent.
+func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }

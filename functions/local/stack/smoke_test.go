@@ -159,7 +159,7 @@ func TestSmokeEveryRoute(t *testing.T) {
 			t.Fatalf("GET %s: Content-Type %q", path, r.header.Get("Content-Type"))
 		}
 	}
-	if r := anon.call("GET", "/", nil); !bytes.Contains(r.body, []byte(`<script src="/app.js"`)) {
+	if r := anon.call("GET", "/", nil); !bytes.Contains(r.body, []byte(`<script type="module" src="/app.js"`)) {
 		t.Fatalf("the page does not load app.js: %s", r.body)
 	}
 
@@ -331,8 +331,8 @@ func TestStartSeedsIdempotently(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Stop()
-	movies, err := again.Movies.List(t.Context())
-	if err != nil || len(movies) != len(SampleMovies(time.Now())) {
-		t.Fatalf("%d movies (%v)", len(movies), err)
+	movies, malformed, err := again.Movies.List(t.Context())
+	if err != nil || len(movies) != len(SampleMovies(time.Now())) || len(malformed) != 0 {
+		t.Fatalf("%d movies, %d malformed (%v)", len(movies), len(malformed), err)
 	}
 }

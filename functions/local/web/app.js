@@ -521,7 +521,7 @@ function draw() {
       let first = true;
       for (const f of state.frames) {
         if (f.frame > state.frame) break;
-        const p = (f.points || []).find((q) => q.markerId === mk.id);
+        const p = (f.points || []).find((q) => q.markerId === mk.id && !q.lost); // a lost point has no coordinates
         if (!p) continue;
         if (first) g.moveTo(p.x * w, p.y * h); else g.lineTo(p.x * w, p.y * h);
         first = false;
@@ -530,7 +530,7 @@ function draw() {
     }
   }
   if (traced) {
-    for (const p of traced.points || []) dot(g, p.x * w, p.y * h, colour(idx.get(p.markerId) || 0), true);
+    for (const p of (traced.points || []).filter((q) => !q.lost)) dot(g, p.x * w, p.y * h, colour(idx.get(p.markerId) || 0), true);
   }
   for (const mk of ms) {
     if (!traced || state.frame === (m.trim ? m.trim.start : 0)) dot(g, mk.x * w, mk.y * h, colour(idx.get(mk.id)), false, mk.label || mk.id);

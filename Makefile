@@ -101,7 +101,7 @@ smoke: ## curl every route of a running `make run` (SMOKE_URL=http://127.0.0.1:P
 
 ##@ Lambda build and CDK
 
-FUNCTIONS       := api streamprocessor worker
+FUNCTIONS       := api streamprocessor worker ingest
 ENV             ?= dev
 CDK_OUT         ?= cdk.out
 CDK_CLI_VERSION ?= 2.1148.1
@@ -119,8 +119,12 @@ build-%: ## Build one function, e.g. make build-worker
 	@mkdir -p build/$*
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$*/bootstrap ./functions/$*
 
+.PHONY: layer
+layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into build/ffmpeg-layer
+	$(GO) run ./infra/ffmpeglayer -out build/ffmpeg-layer -cache $(TOOLS)/ffmpeg-layer-npm
+
 .PHONY: synth
-synth: build ## Synthesize TracingLocks-$(ENV) into cdk.out/, offline (make synth ENV=prod)
+synth: build layer ## Synthesize TracingLocks-$(ENV) into cdk.out/, offline (make synth ENV=prod)
 	rm -rf $(CDK_OUT)
 	CDK_OUTDIR=$(CDK_OUT) CDK_CONTEXT_JSON='{"env":"$(ENV)"}' $(GO) run ./infra
 	@echo "synthesized $(CDK_OUT)/TracingLocks-$(ENV).template.json"

@@ -66,6 +66,13 @@ func run() error {
 		}
 	}
 
+	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+		if _, err := os.Stat(filepath.Join(assets, stack.FFmpegLayerDir, "bin", bin)); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s is missing: run `make layer` (or `make synth`, which packages it first)",
+				filepath.Join("build", stack.FFmpegLayerDir, "bin", bin))
+		}
+	}
+
 	account, region := cfg.Account, cfg.Region
 	if account == "" {
 		account = os.Getenv("CDK_DEFAULT_ACCOUNT")

@@ -17,5 +17,7 @@ func (s *Stack) addOutputs() {
 	output("AuditTableName", "Audit table (AUDIT_TABLE)", s.Audit.TableName())
 	output("TraceQueueUrl", "Trace-job queue (TRACE_QUEUE_URL)", s.TraceQueue.QueueUrl())
 	output("TraceDlqUrl", "Trace-job dead-letter queue", s.TraceDLQ.QueueUrl())
+	output("MoviesBucketName", "Movies bucket (MOVIES_BUCKET)", s.MoviesBucket.BucketName())
+	output("MovieUploadQueueUrl", "S3 upload notifications -> ingest", s.UploadQueue.QueueUrl())
 	output("StreamFailureQueueUrl", "Stream event source on-failure destination", s.StreamFailures.QueueUrl())
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -36,7 +37,7 @@ const (
 )
 
 // Functions lists every function the stack deploys.
-var Functions = []string{API, StreamProcessor, Worker}
+var Functions = []string{API, StreamProcessor, Worker, Ingest}
 
 // Timeouts and sizes. The queue's visibility timeout is derived from the
 // worker's so that a message is never visible again while an invocation may
@@ -104,6 +105,10 @@ type Stack struct {
 	Roles        map[string]awsiam.Role
 	API          awsapigatewayv2.HttpApi
 	Stage        awsapigatewayv2.HttpStage
+	// Movie storage (movies.go).
+	MoviesBucket, MovieAccessLogs awss3.Bucket
+	UploadQueue, UploadDLQ        awssqs.Queue
+	FFmpegLayer                   awslambda.LayerVersion
 	// UserPool is nil when Config.JWT names an external issuer.
 	UserPool awscognito.UserPool
 
@@ -146,6 +151,7 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 	s.addQueues()
 	s.addFunctions()
 	s.addEventSources()
+	s.addMovieStorage()
 	s.addHTTPAPI()
 	s.alarms(cfg, s.Functions[StreamProcessor])
 	s.addStreamPoison()
@@ -161,6 +167,8 @@ func constructID(name string) string {
 		return "StreamProcessor"
 	case Worker:
 		return "Worker"
+	case Ingest:
+		return "Ingest"
 	}
 	return name
 }

@@ -91,6 +91,14 @@ func build() (fx *synthesized, err error) {
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(filepath.Join(assetDir, FFmpegLayerDir, "bin"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+		if err := os.WriteFile(filepath.Join(assetDir, FFmpegLayerDir, "bin", bin), []byte("placeholder "+bin), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	root, err := FindRoot(".")
 	if err != nil {
 		return nil, err
@@ -352,16 +360,20 @@ func TestTraceQueue(t *testing.T) {
 // --- functions --------------------------------------------------------------
 
 var wantEnv = map[string][]string{
-	API:             {EnvAuditTable, EnvCORSOrigin, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesTable},
+	API:             {EnvAuditTable, EnvCORSOrigin, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
 	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvPoisonQueueURL, EnvQueueURL},
-	Worker:          {EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesTable, EnvQueueURL},
+	Worker:          {EnvFFmpeg, EnvFFprobe, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable, EnvQueueURL},
+	Ingest:          {EnvFFmpeg, EnvFFprobe, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
-		check(t, "three functions", func() { tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(3)) })
+		// Ours, plus CDK's own bucket-notifications custom resource handler.
+		check(t, "four functions", func() {
+			tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+1)))
+		})
 		for _, name := range Functions {
 			fn := st.Functions[name]
 			p := props(functionResource(t, fx, key, name))
@@ -427,15 +439,25 @@ func grants(tb testing.TB, fx *synthesized, key, fn string) map[string]bool {
 		logicalID(st, st.Movies): "movies", logicalID(st, st.Frames): "frames", logicalID(st, st.Audit): "audit",
 		logicalID(st, st.TraceQueue): "traceQueue", logicalID(st, st.TraceDLQ): "traceDLQ",
 		logicalID(st, st.StreamFailures): "streamFailures", logicalID(st, st.StreamPoison): "streamPoison",
+		logicalID(st, st.MoviesBucket): "moviesBucket", logicalID(st, st.UploadQueue): "uploadQueue",
 	}
 	for _, name := range Functions {
 		labels[logicalID(st, st.Functions[name].LogGroup())] = name + "Logs"
 	}
-	label := func(res any) string {
+	var label func(res any) string
+	label = func(res any) string {
 		switch r := res.(type) {
 		case string:
 			return r
 		case map[string]any:
+			// {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/uploads/*"]]}
+			if j, ok := r["Fn::Join"].([]any); ok && len(j) == 2 && j[0] == "" {
+				var b strings.Builder
+				for _, part := range j[1].([]any) {
+					b.WriteString(label(part))
+				}
+				return b.String()
+			}
 			if ga, ok := r["Fn::GetAtt"].([]any); ok {
 				l, ok := labels[ga[0].(string)]
 				if !ok {
@@ -505,7 +527,17 @@ func TestLeastPrivilege(t *testing.T) {
 		API: concat(logs(API),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
 			grantSet("frames.Arn", "dynamodb:Query"),
-			grantSet("audit.Arn", "dynamodb:Query")),
+			grantSet("audit.Arn", "dynamodb:Query"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket")),
+		Ingest: concat(logs(Ingest),
+			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject", "s3:DeleteObject", "s3:DeleteObjectTagging"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:PutObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket"),
+			grantSet("uploadQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
+				"sqs:GetQueueAttributes", "sqs:GetQueueUrl")),
 		StreamProcessor: concat(logs(StreamProcessor),
 			grantSet("movies.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
 			grantSet("*", "dynamodb:ListStreams"),
@@ -517,7 +549,8 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
-				"sqs:GetQueueAttributes", "sqs:GetQueueUrl")),
+				"sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject")),
 	}
 	for _, key := range allStacks() {
 		for _, fn := range Functions {
@@ -602,8 +635,8 @@ func TestWorkerEventSource(t *testing.T) {
 			"FunctionResponseTypes": arrEq("ReportBatchItemFailures"),
 			"ScalingConfig":         map[string]any{"MaximumConcurrency": fx.configs[key].WorkerMaxConcurrency},
 		})
-		check(t, "two event sources", func() {
-			tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2))
+		check(t, "three event sources (stream, trace queue, upload queue)", func() {
+			tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
 		})
 	}
 }
@@ -809,6 +842,9 @@ func TestAssetsFromAssetRoot(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		for id, r := range resources(fx.json[key], "AWS::Lambda::Function") {
+			if strings.HasPrefix(id, "BucketNotificationsHandler") {
+				continue // CDK's own custom resource, inline code
+			}
 			code, _ := props(r)["Code"].(map[string]any)
 			if _, ok := code["S3Key"]; !ok {
 				t.Errorf("%s: function %s code %v is not an S3 asset", key, id, code)

@@ -84,7 +84,15 @@ func (ClaimsAuthenticator) Authenticate(r *http.Request) (domain.User, error) {
 	if !ok || rc.Authorizer == nil || rc.Authorizer.JWT == nil {
 		return domain.User{}, unauthenticated("no authenticated identity")
 	}
-	claims := rc.Authorizer.JWT.Claims
+	return UserFromClaims(rc.Authorizer.JWT.Claims)
+}
+
+// UserFromClaims is the user a validated token's claims name, as the JWT
+// authorizer passes them (string values): `sub` is the user ID and `name`
+// (else `email`, else `username` / `cognito:username`) the display name.
+// It is the one mapping from claims to a user, for the Lambda (claims from
+// API Gateway) and the local stack (claims from a JWT it validated itself).
+func UserFromClaims(claims map[string]string) (domain.User, error) {
 	sub := claims["sub"]
 	if sub == "" || len(sub) > maxUserField || !printable(sub) {
 		return domain.User{}, unauthenticated("the token has no usable sub claim")

@@ -8,6 +8,12 @@
 //	go run ./functions/local/run [-addr 127.0.0.1:8080] [-lease 15m] [-frame-delay 40ms] [-v]
 //
 // LEASE_SECONDS, when set, is the default of -lease, as in the Lambdas.
+//
+// The page signs in through the local OpenID Connect provider the stack
+// serves under /oidc/ (test users Alice and Bob), and the API accepts only
+// the bearer JWTs it issues. DEV_AUTH=1 also accepts the development
+// X-Dev-User / X-Dev-User-Name headers on requests without a token (for
+// curl and `make smoke`); -dev-only skips the provider altogether.
 package main
 
 import (
@@ -25,6 +31,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/emulators"
+	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
 
@@ -47,7 +54,16 @@ func run() error {
 	frameDelay := flag.Duration("frame-delay", 40*time.Millisecond, "time the synthetic tracer spends per frame, so progress is visible")
 	tools := flag.String("tools", "", "directory for the emulators' npm packages and logs (default: .tools at the module root)")
 	verbose := flag.Bool("v", false, "log every request and batch (default: warnings only)")
+	devOnly := flag.Bool("dev-only", false, "no sign-in: the development identity headers only (the page's name picker)")
 	flag.Parse()
+	devAuth := false
+	switch v := os.Getenv(httpapi.EnvDevAuth); v {
+	case "", "0":
+	case "1":
+		devAuth = true
+	default:
+		return fmt.Errorf("%s=%q: want 1 or unset", httpapi.EnvDevAuth, v)
+	}
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -87,6 +103,7 @@ func run() error {
 	opts := stack.Options{
 		DynamoDBEndpoint: ddb.Endpoint(), SQSEndpoint: sqs.Endpoint(),
 		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
+		SignIn: !*devOnly, DevAuth: devAuth,
 	}
 	st, err := stack.Start(ctx, opts)
 	if err != nil && strings.Contains(err.Error(), "address already in use") && *addr == "127.0.0.1:8080" {
@@ -100,7 +117,14 @@ func run() error {
 	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  frame delay: %s\n",
 		time.Since(began).Round(100*time.Millisecond), ddb.Endpoint(), sqs.Endpoint(), lease, *frameDelay)
 	fmt.Printf("\n    Open %s in a browser.\n\n", st.URL)
-	fmt.Printf("Pick a user name in each window: two windows (or a private one) can be two users.\n")
+	if st.OIDC != nil {
+		fmt.Printf("Sign in with the local OIDC provider (%s) as Alice or Bob: two windows (or a private one) can be two users.\n", st.OIDC.Issuer())
+		if devAuth {
+			fmt.Printf("DEV_AUTH=1: requests without a token may also name a user in X-Dev-User / X-Dev-User-Name.\n")
+		}
+	} else {
+		fmt.Printf("Pick a user name in each window: two windows (or a private one) can be two users.\n")
+	}
 	fmt.Printf("API description: %sopenapi.json   Press Ctrl-C to stop everything.\n\n", st.URL)
 
 	var died error

@@ -14,8 +14,13 @@
 //     handler with real events.SQSEvent batches, deleting only what
 //     succeeded.
 //
-// The API runs with the development identity (DEV_AUTH=1: X-Dev-User and
-// X-Dev-User-Name headers), which the API refuses to enable inside Lambda.
+// With SignIn (what `make run` does), the stack also serves a local OpenID
+// Connect provider (package oidcprovider) under /oidc/ and the API accepts
+// only bearer JWTs it validates as API Gateway's JWT authorizer does
+// (package jwtauth); the page signs in through it. The development identity
+// (X-Dev-User and X-Dev-User-Name headers, DEV_AUTH=1, which the API refuses
+// to enable inside Lambda) is then accepted only with DevAuth, for curl and
+// tests; a stack started without SignIn has only the development identity.
 // Tests start the same stack in-process against their emulators.
 package stack
 
@@ -42,6 +47,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
+	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
 	"github.com/movietrace/tracinglocks/functions/local/web"
 )
 
@@ -91,6 +97,13 @@ type Options struct {
 	QueueConcurrency int
 	// Log receives the stack's and the handlers' logs (default: discard).
 	Log *slog.Logger
+	// SignIn serves the local OIDC provider under /oidc/ and makes the API
+	// validate bearer JWTs from it; the page then signs in (Alice, Bob).
+	SignIn bool
+	// DevAuth, with SignIn, also accepts the X-Dev-User headers on requests
+	// without an Authorization header (curl, tests). Without SignIn the
+	// development identity is the only one.
+	DevAuth bool
 }
 
 // Stack is a running local stack.
@@ -109,6 +122,10 @@ type Stack struct {
 	Movies   *dynamo.MovieStore
 	// Lease is the lease duration the API grants.
 	Lease time.Duration
+	// OIDC is the local OpenID Connect provider (nil without SignIn).
+	OIDC *oidcprovider.Provider
+
+	authConfig AuthConfig
 
 	log        *slog.Logger
 	server     *http.Server
@@ -227,19 +244,25 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 
-	parts, err := wire(s, opts)
-	if err != nil {
-		return nil, fmt.Errorf("stack: %w", err)
-	}
-
-	mux := http.NewServeMux()
-	web.Register(mux)
-	mux.Handle("/", parts.api)
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("stack: listen on %s: %w", opts.Addr, err)
 	}
 	s.URL = "http://" + ln.Addr().String() + "/"
+	mux := http.NewServeMux()
+	auth, err := chooseAuth(s, opts, mux)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	parts, err := wire(s, opts, auth)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	web.Register(mux)
+	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
+	mux.Handle("/", parts.api)
 	s.server = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

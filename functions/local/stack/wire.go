@@ -32,9 +32,10 @@ type parts struct {
 	convert MessageConverter
 }
 
-// devAuthEnv is the process environment with DEV_AUTH=1: the local process
-// is not Lambda, so the API accepts the X-Dev-User headers. (If this ever
-// ran inside Lambda, httpapi.ChooseAuthenticator would refuse to start.)
+// devAuthEnv is the process environment with DEV_AUTH=1, for the
+// development identity (see chooseAuth): the local process is not Lambda,
+// so the API accepts the X-Dev-User headers. (If this ever ran inside
+// Lambda, httpapi.ChooseAuthenticator would refuse to start.)
 func devAuthEnv(k string) string {
 	if k == httpapi.EnvDevAuth {
 		return "1"
@@ -43,11 +44,7 @@ func devAuthEnv(k string) string {
 }
 
 // wire builds the handlers the way the Lambda mains do.
-func wire(s *Stack, opts Options) (parts, error) {
-	auth, err := httpapi.ChooseAuthenticator(devAuthEnv)
-	if err != nil {
-		return parts{}, err
-	}
+func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	frames := dynamo.NewFrameStore(s.DynamoDB, s.Tables.Frames)
 	api, err := httpapi.New(httpapi.Config{
 		Movies: s.Movies, Frames: frames, Auth: auth, Now: time.Now,

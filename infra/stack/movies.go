@@ -1,0 +1,184 @@
+package stack
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3notifications"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// Movie storage: the movies bucket, the upload queue its notifications go
+// to, the ingest function that probes each upload, and the ffmpeg layer.
+const (
+	// Ingest is the ingest function: S3 object created -> SQS -> probe,
+	// frame images, ready / ingest_failed.
+	Ingest = "ingest"
+	// IngestTimeoutSeconds: decoding and writing the frame images of a long
+	// movie takes minutes (README: measured for a 1-minute 1080p clip).
+	IngestTimeoutSeconds = 15 * 60
+	IngestMemoryMB       = 2048
+	// UploadPrefix holds the uploaded movies (uploads/<movieId>); only it
+	// notifies the ingest. FramesPrefix holds the frame images
+	// (frames/<movieId>/<n>.png).
+	UploadPrefix = "uploads/"
+	FramesPrefix = "frames/"
+	// AbortMultipartDays: incomplete multipart uploads are aborted (their
+	// parts deleted) after this many days.
+	AbortMultipartDays = 1
+	// PendingUploadExpiryDays: an uploaded object still tagged
+	// upload=pending (the ingest removes the tag when the movie is ready)
+	// is deleted after this many days: an upload whose movie never became
+	// ready, expired or was deleted cannot stay behind.
+	PendingUploadExpiryDays = 3
+	// PendingTagKey / PendingTagValue is the tag every presigned upload
+	// carries (the API signs x-amz-tagging).
+	PendingTagKey   = "upload"
+	PendingTagValue = "pending"
+
+	// FFmpegLayerDir is the layer asset under AssetRoot, with bin/ffmpeg and
+	// bin/ffprobe (linux-arm64 static builds from npm; `make layer`).
+	FFmpegLayerDir = "ffmpeg-layer"
+	// In Lambda a layer is extracted under /opt.
+	LayerFFmpeg  = "/opt/bin/ffmpeg"
+	LayerFFprobe = "/opt/bin/ffprobe"
+)
+
+// Environment variables of the movie storage.
+const (
+	EnvMoviesBucket = "MOVIES_BUCKET"
+	EnvFFmpeg       = "FFMPEG"
+	EnvFFprobe      = "FFPROBE"
+)
+
+// addMovieStorage creates the bucket, the upload queue and its DLQ, the
+// ingest function with the ffmpeg layer, the S3 -> SQS notification and the
+// SQS -> ingest event source, and grants the API (presigned uploads, frame
+// images, deletion) and the worker (reading the movie it traces, with the
+// same layer) what they use of the bucket.
+func (s *Stack) addMovieStorage() {
+	s.MovieAccessLogs = awss3.NewBucket(s.Stack, jsii.String("MovieAccessLogs"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_PREFERRED,
+		RemovalPolicy:     s.removal,
+		LifecycleRules:    &[]*awss3.LifecycleRule{{Id: jsii.String("expire-access-logs"), Expiration: awscdk.Duration_Days(jsii.Number(90))}},
+	})
+	cdknag.NagSuppressions_AddResourceSuppressions(s.MovieAccessLogs, &[]*cdknag.NagPackSuppression{{
+		Id:     jsii.String("AwsSolutions-S1"),
+		Reason: jsii.String("This is the server access log bucket of the movies bucket; logging it into itself would loop."),
+	}}, jsii.Bool(false))
+
+	s.MoviesBucket = awss3.NewBucket(s.Stack, jsii.String("MoviesBucket"), &awss3.BucketProps{
+		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:             awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:             jsii.Bool(true),
+		Versioned:              jsii.Bool(false),
+		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:          s.removal,
+		ServerAccessLogsBucket: s.MovieAccessLogs,
+		ServerAccessLogsPrefix: jsii.String("movies/"),
+		LifecycleRules: &[]*awss3.LifecycleRule{
+			{Id: jsii.String("abort-incomplete-multipart-uploads"),
+				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(AbortMultipartDays))},
+			{Id: jsii.String("expire-abandoned-uploads"), Prefix: jsii.String(UploadPrefix),
+				TagFilters: &map[string]interface{}{PendingTagKey: PendingTagValue},
+				Expiration: awscdk.Duration_Days(jsii.Number(PendingUploadExpiryDays))},
+		},
+		// Browsers PUT the movie and GET frame images straight from S3.
+		Cors: &[]*awss3.CorsRule{{
+			AllowedMethods: &[]awss3.HttpMethods{awss3.HttpMethods_PUT, awss3.HttpMethods_GET},
+			AllowedOrigins: jsii.Strings(s.cfg.CORSOrigin),
+			AllowedHeaders: jsii.Strings("content-type", "x-amz-tagging"),
+			MaxAge:         jsii.Number(3600),
+		}},
+	})
+
+	s.UploadDLQ = s.queue("MovieUploadDLQ", &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
+	s.UploadQueue = s.queue("MovieUploadQueue", &awssqs.QueueProps{
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(QueueVisibilityFactor * IngestTimeoutSeconds)),
+		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: s.UploadDLQ, MaxReceiveCount: jsii.Number(DLQMaxReceiveCount)},
+	})
+	s.MoviesBucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, awss3notifications.NewSqsDestination(s.UploadQueue),
+		&awss3.NotificationKeyFilter{Prefix: jsii.String(UploadPrefix)})
+
+	s.FFmpegLayer = awslambda.NewLayerVersion(s.Stack, jsii.String("FFmpegLayer"), &awslambda.LayerVersionProps{
+		Code:                    awslambda.Code_FromAsset(jsii.String(filepath.Join(s.assetRoot, FFmpegLayerDir)), nil),
+		CompatibleArchitectures: &[]awslambda.Architecture{awslambda.Architecture_ARM_64()},
+		CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
+		Description:             jsii.String("Static ffmpeg and ffprobe for linux-arm64 (npm @ffmpeg-installer/linux-arm64, @ffprobe-installer/linux-arm64)"),
+		License:                 jsii.String("GPL-3.0-or-later"),
+		RemovalPolicy:           s.removal,
+	})
+
+	bucket := s.MoviesBucket.BucketName()
+	ingestRole := s.function(Ingest, "Movie uploads: probe with ffprobe, write frame images, ready or ingest_failed",
+		IngestTimeoutSeconds, IngestMemoryMB, map[string]*string{
+			EnvMoviesTable:  s.Movies.TableName(),
+			EnvMoviesBucket: bucket,
+			EnvFFmpeg:       jsii.String(LayerFFmpeg),
+			EnvFFprobe:      jsii.String(LayerFFprobe),
+		})
+	ingest := s.Functions[Ingest]
+	ingest.AddLayers(s.FFmpegLayer)
+	uploads := s.MoviesBucket.ArnForObjects(jsii.String(UploadPrefix + "*"))
+	frames := s.MoviesBucket.ArnForObjects(jsii.String(FramesPrefix + "*"))
+	allow(ingestRole, "MoviesIngest", []*string{s.Movies.TableArn()}, "dynamodb:GetItem", "dynamodb:UpdateItem")
+	allow(ingestRole, "ReadUploads", []*string{uploads}, "s3:GetObject", "s3:DeleteObject", "s3:DeleteObjectTagging")
+	allow(ingestRole, "WriteFrames", []*string{frames}, "s3:PutObject", "s3:DeleteObject")
+	allow(ingestRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
+	ingest.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.UploadQueue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(1),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+
+	// The API presigns uploads (PutObject with the pending tag), redirects
+	// to frame images, and deletes a movie's objects.
+	apiRole := s.Roles[API]
+	allow(apiRole, "PresignUploads", []*string{uploads}, "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject")
+	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject", "s3:DeleteObject")
+	allow(apiRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
+	s.Functions[API].AddEnvironment(jsii.String(EnvMoviesBucket), bucket, nil)
+
+	// The tracer decodes the movie with ffmpeg from a presigned GET.
+	workerRole := s.Roles[Worker]
+	allow(workerRole, "ReadMovies", []*string{uploads}, "s3:GetObject")
+	worker := s.Functions[Worker]
+	worker.AddLayers(s.FFmpegLayer)
+	worker.AddEnvironment(jsii.String(EnvMoviesBucket), bucket, nil)
+	worker.AddEnvironment(jsii.String(EnvFFmpeg), jsii.String(LayerFFmpeg), nil)
+	worker.AddEnvironment(jsii.String(EnvFFprobe), jsii.String(LayerFFprobe), nil)
+
+	arn := "Resource::<" + *s.Stack.GetLogicalId(s.MoviesBucket.Node().DefaultChild().(awss3.CfnBucket)) + ".Arn>/"
+	for _, role := range []string{Ingest, API} {
+		cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[role], &[]*cdknag.NagPackSuppression{{
+			Id: jsii.String("AwsSolutions-IAM5"),
+			Reason: jsii.String("Object actions are scoped to the movies bucket's uploads/* and frames/* prefixes; " +
+				"object ARNs under a prefix can only be named with a wildcard."),
+			AppliesTo: &[]interface{}{
+				jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + FramesPrefix + "*"),
+			},
+		}}, jsii.Bool(true))
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(workerRole, &[]*cdknag.NagPackSuppression{{
+		Id:        jsii.String("AwsSolutions-IAM5"),
+		Reason:    jsii.String("The worker reads only the uploaded movies under the bucket's uploads/* prefix, which needs a wildcard."),
+		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*")},
+	}}, jsii.Bool(true))
+	// The bucket notification is set by CDK's own custom resource (a
+	// singleton Lambda with a managed basic-execution policy and
+	// s3:PutBucketNotification on *).
+	cdknag.NagSuppressions_AddResourceSuppressionsByPath(s.Stack,
+		jsii.String("/"+*s.Stack.StackName()+"/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role/Resource"),
+		&[]*cdknag.NagPackSuppression{
+			{Id: jsii.String("AwsSolutions-IAM4"), Reason: jsii.String("CDK's own bucket-notifications custom resource uses the AWS managed basic execution policy; it only writes its logs.")},
+			{Id: jsii.String("AwsSolutions-IAM5"), Reason: jsii.String("CDK's own bucket-notifications custom resource needs s3:PutBucketNotification, which it is granted on * by CDK itself.")},
+		}, jsii.Bool(true))
+}

@@ -1,8 +1,9 @@
-// Package retry is the project's one backoff policy: capped exponential
-// backoff with full jitter, and a loop that retries an operation whose
-// failure wrote nothing (a DynamoDB TransactionConflictException, a failed
-// batch entry). Every retrying caller uses it, so there is one definition of
-// the delays and of when to give up.
+// Package retry holds the one backoff policy of the project's retries
+// (transaction conflicts, terminal writes): capped exponential backoff with
+// full jitter; and Policy.Do, a loop for callers that retry an error that
+// wrote nothing (the movie store on TransactionConflictException). Loops that
+// know more (a fence that still holds, time left, their own clock) stay with
+// their callers and use Jittered.
 package retry
 
 import (
@@ -11,18 +12,23 @@ import (
 	"time"
 )
 
-// Default delays: the ceiling of retry n is min(DefaultCap, DefaultBase<<(n-1)).
+// Base and Cap bound Jittered: the ceiling before retry n is
+// min(Base * 2^(n-1), Cap).
 const (
-	DefaultBase     = 50 * time.Millisecond
-	DefaultCap      = time.Second
+	Base = 50 * time.Millisecond
+	Cap  = time.Second
+	// DefaultAttempts is Default's number of tries.
 	DefaultAttempts = 5
 )
 
 // Jittered is the pause before retry n (n >= 1; smaller n counts as 1): a
-// uniform random duration in [1 ms, 1 ms + ceiling), where the ceiling is
-// DefaultBase doubled n-1 times, capped at DefaultCap. It is defined, and
-// bounded by DefaultCap + 1 ms, for every int n.
-func Jittered(n int) time.Duration { return Delay(n, DefaultBase, DefaultCap) }
+// uniform draw in [1 ms, min(Base * 2^(n-1), Cap) + 1 ms). It never panics
+// and never overflows, whatever n.
+func Jittered(n int) time.Duration {
+	shift := min(max(n-1, 0), 10) // Base << 10 > Cap already
+	ceiling := min(Base<<shift, Cap)
+	return rand.N(ceiling) + time.Millisecond
+}
 
 // Delay is Jittered with another base and cap. A non-positive base or cap
 // gives 1 ms.

@@ -21,7 +21,16 @@ import (
 var commandKinds = []string{
 	"OpenAnalysis", "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval",
 	"StartTrace", "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
+	"CompleteIngest", "FailIngest", "ExpireUpload",
 }
+
+// ingestKinds need an awaiting upload, not a lease.
+var ingestKinds = map[string]bool{"CompleteIngest": true, "FailIngest": true, "ExpireUpload": true}
+
+var (
+	analysable   = []domain.Status{domain.StatusReady, domain.StatusTracing, domain.StatusTraced, domain.StatusFailed}
+	unanalysable = []domain.Status{domain.StatusAwaitingUpload, domain.StatusIngestFailed}
+)
 
 // A small pool of IDs makes matches, mismatches and reuse all likely.
 var idPool = []string{
@@ -72,8 +81,7 @@ func genCase(t *rapid.T, id, kind string) (*domain.Movie, domain.Command) {
 	// The one part of the precondition a refusing check breaks.
 	breaks := ""
 	if !accept {
-		parts := []string{"exists", "present", "kind", "id", "live", "claimed", "markers", "range"}
-		breaks = rapid.SampledFrom(parts).Draw(t, "breaks")
+		breaks = rapid.SampledFrom(partsOf(kind)).Draw(t, "breaks")
 	}
 	bad := func(part string) bool { return breaks == part }
 
@@ -86,6 +94,12 @@ func genCase(t *rapid.T, id, kind string) (*domain.Movie, domain.Command) {
 	}
 	if kind == "StartTrace" && bad("markers") {
 		m.Settings.Markers = []domain.Marker{}
+	}
+	switch {
+	case ingestKinds[kind]:
+		genUpload(t, &m, bad)
+	case bad("status"):
+		m.Status = rapid.SampledFrom(unanalysable).Draw(t, "unanalysable")
 	}
 	cmd := genCommand(t, kind, &m, capability, bad)
 	if bad("exists") {
@@ -133,6 +147,46 @@ func genLease(t *rapid.T, want wanted, capability string, bad func(string) bool)
 	}
 }
 
+// partsOf lists the parts of kind's precondition a refusing check may break.
+func partsOf(kind string) []string {
+	lease := []string{"exists", "present", "kind", "id", "live"}
+	switch kind {
+	case "OpenAnalysis":
+		return []string{"exists", "live", "status"}
+	case "EditTrim":
+		return append(lease, "range")
+	case "StartTrace":
+		return append(lease, "markers", "range")
+	case "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob":
+		return append(lease, "claimed")
+	case "CompleteIngest", "FailIngest":
+		return []string{"exists", "status"}
+	case "ExpireUpload":
+		return []string{"exists", "status", "present", "range"}
+	}
+	return lease
+}
+
+// genUpload shapes the movie for an ingest command: awaiting an upload that
+// expires at a boundary around now (expired for ExpireUpload's aim).
+func genUpload(t *rapid.T, m *domain.Movie, bad func(string) bool) {
+	m.Status = domain.StatusAwaitingUpload
+	if bad("status") {
+		m.Status = rapid.SampledFrom(append([]domain.Status{domain.StatusIngestFailed}, analysable...)).Draw(t, "notAwaiting")
+	}
+	m.Video, m.Lease = nil, nil
+	if bad("present") {
+		m.Upload = nil
+		return
+	}
+	offsets := staleOffsets // expired: ExpiresAt <= now
+	if bad("range") || bad("live") {
+		offsets = liveOffsets
+	}
+	m.Upload = &domain.Upload{FileName: "a.mp4", ContentType: "video/mp4", SizeBytes: 10,
+		ExpiresAt: nowMs.Add(rapid.SampledFrom(offsets).Draw(t, "uploadExpiresIn"))}
+}
+
 func otherID(t *rapid.T, id string) string {
 	for {
 		if o := rapid.SampledFrom(idPool).Draw(t, "otherID"); o != id {
@@ -155,7 +209,7 @@ func genMovie(t *rapid.T, id string) domain.Movie {
 	start := rapid.IntRange(0, frames-1).Draw(t, "trimStart")
 	m := domain.Movie{
 		ID: id, Title: "t", FrameCount: frames, FrameRate: 25,
-		Status: rapid.SampledFrom([]domain.Status{domain.StatusReady, domain.StatusTracing, domain.StatusTraced, domain.StatusFailed}).Draw(t, "status"),
+		Status: rapid.SampledFrom(analysable).Draw(t, "status"),
 		Settings: domain.Settings{
 			Markers:         genMarkers(t, "stored", 0),
 			Trim:            domain.Trim{Start: start, End: rapid.IntRange(start+1, frames).Draw(t, "trimEnd")},
@@ -165,6 +219,9 @@ func genMovie(t *rapid.T, id string) domain.Movie {
 		CleanBefore: rapid.IntRange(0, frames).Draw(t, "cleanBefore"),
 		Version:     rapid.Int64Range(1, 1000).Draw(t, "version"),
 		UpdatedAt:   t0,
+	}
+	if rapid.Bool().Draw(t, "hasVideo") {
+		m.Video = &domain.Video{Width: 4, Height: 3, Codec: "h264", DurationSeconds: 1.5}
 	}
 	if rapid.Bool().Draw(t, "hasLastJob") {
 		m.LastJob = &domain.JobRecord{JobID: idPool[0], Status: domain.StatusTraced, UserID: "u1", UserName: "Ada", StartedAt: t0, FinishedAt: t0, Frames: 3}
@@ -233,6 +290,13 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 		return domain.CompleteJob{Job: job, Now: now, FramesWritten: frame, CleanBefore: frame}
 	case "FailJob":
 		return domain.FailJob{Job: job, Now: now, FramesWritten: frame, Summary: "marker m0 lost at /var/task/trace.go:42 token=abc"}
+	case "CompleteIngest":
+		return domain.CompleteIngest{FrameCount: rapid.IntRange(1, 130).Draw(t, "ingestFrames"), FrameRate: 29.97, Now: now,
+			Video: domain.Video{Width: 640, Height: 480, Codec: "h264", DurationSeconds: 4.2}}
+	case "FailIngest":
+		return domain.FailIngest{Summary: "not a video file at /tmp/x.mp4", Now: now}
+	case "ExpireUpload":
+		return domain.ExpireUpload{Now: now}
 	}
 	t.Fatalf("unknown command kind %q", kind)
 	return nil

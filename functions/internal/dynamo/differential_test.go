@@ -27,7 +27,7 @@ import (
 // values (conditions.go) and the domain's evaluator (domain/eval.go) against
 // DynamoDB itself.
 //
-// It cannot pass vacuously: each command kind runs as its own property with
+// It cannot pass vacuously: each command kind (15) runs as its own property with
 // -rapid.checks checks, and fails unless the domain (and so DynamoDB)
 // accepted it and refused it at least minEach(checks) times each. The seed
 // is logged on success too; rerun a run with -rapid.seed=N.

@@ -41,9 +41,15 @@ class APIError extends Error {
   }
 }
 
+// Sign-in hook (functions/local/webauth, served as /auth.js): when the page
+// signs in through OpenID Connect, tracingAuth.fetch adds the token and the
+// development identity headers are never sent.
+const signInMode = () => (window.tracingAuth ? window.tracingAuth.mode() : 'dev');
+const authFetch = (url, init) => (window.tracingAuth ? window.tracingAuth.fetch(url, init) : fetch(url, init));
+
 function identityHeaders() {
   const h = {};
-  if (state.user) {
+  if (state.user && signInMode() === 'dev') {
     h['X-Dev-User'] = state.user.id;
     h['X-Dev-User-Name'] = state.user.name;
   }
@@ -55,7 +61,7 @@ async function api(method, path, { body, leaseId, accept, raw, keepalive } = {})
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (leaseId) headers['Lease-Id'] = leaseId;
   headers.Accept = accept || 'application/json';
-  const res = await fetch(path, {
+  const res = await authFetch(path, {
     method, headers, keepalive: !!keepalive, cache: 'no-store',
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -754,4 +760,18 @@ window.addEventListener('pageshow', (e) => {
   if (e.persisted) { state.route = null; state.movieId = null; render(); }
 });
 
-render();
+// Sign-in hook: first let the sign-in module finish a redirect back from the
+// provider; signed in, its user is the page's identity.
+(window.tracingAuth ? window.tracingAuth.ready : Promise.resolve(null)).then((user) => {
+  if (signInMode() === 'oidc') {
+    state.user = user;
+    window.tracingAuth.onChange((next) => {
+      if (next && state.user && next.id === state.user.id) { state.user = next; return; }
+      leaveAnalyze(false);
+      state.user = next;
+      state.route = null;
+      render();
+    });
+  }
+  render();
+});

@@ -197,15 +197,38 @@ func MarshalMovie(m domain.Movie) (map[string]types.AttributeValue, error) {
 	return attributevalue.MarshalMap(NewMovieItem(m))
 }
 
+// MalformedMovieError is a stored movie item that cannot be read as a
+// movie (a row written by a bug or by hand). It is no refusal: the request
+// was fine, the stored row is not. MovieID is the row's key when it has a
+// readable one. Err may quote stored values: log it redacted.
+type MalformedMovieError struct {
+	MovieID string
+	Err     error
+}
+
+func (e *MalformedMovieError) Error() string {
+	if e.MovieID == "" {
+		return "malformed movie item: " + e.Err.Error()
+	}
+	return "malformed movie item " + e.MovieID + ": " + e.Err.Error()
+}
+
+func (e *MalformedMovieError) Unwrap() error { return e.Err }
+
 // UnmarshalMovie decodes a movie item (from GetItem, ALL_OLD/ALL_NEW or a
-// converted stream image). An item without a movie ID is an error.
+// converted stream image). An item that does not decode, or has no movie
+// ID, is a *MalformedMovieError.
 func UnmarshalMovie(item map[string]types.AttributeValue) (domain.Movie, error) {
+	var id string
+	if v, ok := item[AttrMovieID].(*types.AttributeValueMemberS); ok && domain.ValidMovieID(v.Value) {
+		id = v.Value
+	}
 	var it MovieItem
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return domain.Movie{}, fmt.Errorf("decode movie item: %w", err)
+		return domain.Movie{}, &MalformedMovieError{MovieID: id, Err: err}
 	}
 	if it.MovieID == "" {
-		return domain.Movie{}, fmt.Errorf("decode movie item: no %s", AttrMovieID)
+		return domain.Movie{}, &MalformedMovieError{Err: fmt.Errorf("no %s", AttrMovieID)}
 	}
 	return it.Movie(), nil
 }

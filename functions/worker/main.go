@@ -3,7 +3,8 @@
 // publishes the terminal state (see functions/internal/worker and
 // docs/worker.md). The tracer is the built-in synthetic one
 // (functions/internal/tracer), configured by TRACER_FRAME_DELAY and
-// TRACER_FAIL_AT_FRAME.
+// TRACER_FAIL_AT_FRAME. The wiring is functions/internal/wiring, which the
+// local stack uses too.
 package main
 
 import (
@@ -15,16 +16,15 @@ import (
 
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
-	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
 	// A missing or malformed setting is a deployment error: fail the init, visibly.
-	cfg, err := config.FromProcess(config.EnvMoviesTable, config.EnvFramesTable)
+	cfg, err := config.FromProcess(config.EnvMoviesTable, config.EnvFramesTable, config.EnvQueueURL)
 	if err != nil {
 		log.Error("configuration", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -40,12 +40,10 @@ func main() {
 		log.Error("AWS clients", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	w := worker.New(dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies),
-		dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames), tr, log)
-	if err := w.Configure(cfg, os.Getenv); err != nil {
+	w, err := wiring.Worker(cfg, clients, tr, log, os.Getenv)
+	if err != nil {
 		log.Error("worker configuration", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	w.Queue = clients.SQS
 	lambda.Start(w.Handle)
 }

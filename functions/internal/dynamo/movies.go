@@ -64,24 +64,30 @@ func (s *MovieStore) Get(ctx context.Context, id string) (domain.Movie, error) {
 
 // List returns every movie. The catalogue is small (one row per movie) so a
 // paginated Scan is the honest tool; a catalogue of thousands would add a
-// sparse GSI instead.
-func (s *MovieStore) List(ctx context.Context) ([]domain.Movie, error) {
-	var movies []domain.Movie
+// sparse GSI instead. A row that cannot be read as a movie is left out of
+// movies and returned in malformed instead, so that one bad row does not
+// hide the others; err is for the scan itself.
+func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed []*events.MalformedMovieError, err error) {
 	p := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{TableName: &s.table})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list movies: %w", err)
+			return nil, nil, fmt.Errorf("list movies: %w", err)
 		}
 		for _, item := range page.Items {
 			m, err := events.UnmarshalMovie(item)
-			if err != nil {
-				return nil, err
+			var bad *events.MalformedMovieError
+			switch {
+			case errors.As(err, &bad):
+				malformed = append(malformed, bad)
+			case err != nil:
+				return nil, nil, err
+			default:
+				movies = append(movies, m)
 			}
-			movies = append(movies, m)
 		}
 	}
-	return movies, nil
+	return movies, malformed, nil
 }
 
 // Create stores a new movie; it refuses to overwrite an existing one.

@@ -16,6 +16,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/movietrace/tracinglocks/domain"
+	tlevents "github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 )
@@ -93,10 +94,10 @@ func (s *memStore) Get(_ context.Context, id string) (domain.Movie, error) {
 	return m, nil
 }
 
-func (s *memStore) List(context.Context) ([]domain.Movie, error) {
+func (s *memStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Collect(maps.Values(s.m)), nil
+	return slices.Collect(maps.Values(s.m)), nil, nil
 }
 
 func (s *memStore) Commit(_ context.Context, id string, c domain.Command) (domain.Movie, error) {

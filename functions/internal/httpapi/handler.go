@@ -12,6 +12,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
 
@@ -19,7 +20,9 @@ import (
 // (dynamo.MovieStore implements it).
 type MovieStore interface {
 	Get(ctx context.Context, id string) (domain.Movie, error)
-	List(ctx context.Context) ([]domain.Movie, error)
+	// List returns the movies, and apart the rows that cannot be read as
+	// movies (listed without them, each logged).
+	List(ctx context.Context) ([]domain.Movie, []*events.MalformedMovieError, error)
 	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	// Release treats "nothing to release" as success.
 	Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error)

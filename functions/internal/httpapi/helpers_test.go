@@ -283,7 +283,12 @@ type exchange struct {
 
 func newAPI(t *testing.T, tr transport) *api {
 	t.Helper()
-	fx := tables(t)
+	return newAPIOn(t, tr, tables(t))
+}
+
+// newAPIOn is newAPI on the given tables.
+func newAPIOn(t *testing.T, tr transport, fx *fixture) *api {
+	t.Helper()
 	a := &api{t: t, tr: tr, fx: fx, clock: &clock{t: t0}, logs: &testenv.LogBuffer{}}
 	auth, err := httpapi.ChooseAuthenticator(func(k string) string { return tr.env[k] })
 	if err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"cmp"
+	"log/slog"
 	"net/http"
 	"slices"
 
@@ -10,9 +11,15 @@ import (
 
 // GET /movies: every movie with its status and live lock.
 func (h *Handler) listMovies(w http.ResponseWriter, r *http.Request, c call) error {
-	movies, err := h.cfg.Movies.List(r.Context())
+	movies, malformed, err := h.cfg.Movies.List(r.Context())
 	if err != nil {
 		return err
+	}
+	// One bad row must not hide every movie: list the rest, log each.
+	for _, bad := range malformed {
+		h.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "malformed movie row left out of the list",
+			slog.String("requestId", stateOf(r).requestID), slog.String("movieId", bad.MovieID),
+			slog.String("error", redactIDs(bad.Error())))
 	}
 	slices.SortFunc(movies, func(a, b domain.Movie) int {
 		return cmp.Or(cmp.Compare(a.Title, b.Title), cmp.Compare(a.ID, b.ID))

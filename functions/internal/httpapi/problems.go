@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // Codes the HTTP edge adds to the domain's vocabulary. They are part of the
@@ -18,6 +19,7 @@ const (
 	CodeMethodNotAllowed domain.Code = "method_not_allowed"     // 405
 	CodeTooLarge         domain.Code = "body_too_large"         // 413: over MaxBodyBytes
 	CodeUnsupportedMedia domain.Code = "unsupported_media_type" // 415: a JSON body without application/json
+	CodeUnreadable       domain.Code = "movie_unreadable"       // 500: the movie's stored row is malformed
 	CodeInternal         domain.Code = "internal"               // 500: anything that is not a refusal
 )
 
@@ -47,6 +49,7 @@ var problemKinds = map[domain.Code]struct {
 	CodeMethodNotAllowed: {http.StatusMethodNotAllowed, "Method not allowed"},
 	CodeTooLarge:         {http.StatusRequestEntityTooLarge, "Request body too large"},
 	CodeUnsupportedMedia: {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	CodeUnreadable:       {http.StatusInternalServerError, "Movie record unreadable"},
 	CodeInternal:         {http.StatusInternalServerError, "Internal error"},
 }
 
@@ -93,6 +96,13 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	p, refusal := problemFor(err)
 	if !refusal {
 		st.internal = err
+	}
+	var bad *events.MalformedMovieError
+	if errors.As(err, &bad) {
+		// Not a refusal (it is logged), but not a mystery either: this one
+		// movie's row needs repair, the others are fine.
+		p = Problem{Code: CodeUnreadable, Detail: "This movie's stored record cannot be read, so it cannot be shown or " +
+			"changed until an operator repairs it. Other movies are not affected."}
 	}
 	h.writeProblem(w, r, p)
 }

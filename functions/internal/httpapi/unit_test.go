@@ -17,6 +17,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/movietrace/tracinglocks/domain"
+	tlevents "github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 )
@@ -26,7 +27,9 @@ import (
 type nopStore struct{ err error }
 
 func (s nopStore) Get(context.Context, string) (domain.Movie, error) { return domain.Movie{}, s.err }
-func (s nopStore) List(context.Context) ([]domain.Movie, error)      { return nil, s.err }
+func (s nopStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
+	return nil, nil, s.err
+}
 func (s nopStore) Commit(context.Context, string, domain.Command) (domain.Movie, error) {
 	return domain.Movie{}, s.err
 }
@@ -195,7 +198,9 @@ func TestPanicsAreGeneric500s(t *testing.T) {
 
 type panicStore struct{ nopStore }
 
-func (panicStore) List(context.Context) ([]domain.Movie, error) { panic("boom") }
+func (panicStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
+	panic("boom")
+}
 
 func mustAuth(tb testing.TB, m map[string]string) httpapi.Authenticator {
 	tb.Helper()

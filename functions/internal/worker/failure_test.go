@@ -2,20 +2,14 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
@@ -112,44 +106,14 @@ func TestInjectedFailureEndsTracingFailedWithAuditItem(t *testing.T) {
 	}
 }
 
-func (e *env) auditItems(movieID string) map[string]events.AuditItem {
-	e.tb.Helper()
-	out, err := e.ddb.Query(context.Background(), &dynamodb.QueryInput{
-		TableName:                 &e.tables.Audit,
-		KeyConditionExpression:    aws.String("movieId = :m"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":m": &ddbtypes.AttributeValueMemberS{Value: movieID}},
-		ConsistentRead:            aws.Bool(true),
-	})
-	if err != nil {
-		e.tb.Fatal(err)
-	}
-	items := map[string]events.AuditItem{}
-	for _, raw := range out.Items {
-		it, err := events.UnmarshalAuditItem(raw)
-		if err != nil {
-			e.tb.Fatal(err)
-		}
-		items[it.EventKey] = it
-	}
-	return items
-}
-
 const hostile = "open /var/task/models/secret.key: password=hunter2 token=abc AKIAABCDEFGHIJKLMNOP https://user:pw@internal.invalid/x"
 
 // TestUnsafeFailuresBecomeSafeSummaries: panics, plain errors, misbehaving
 // tracers and hostile "safe" summaries all end in tracing_failed with a
 // short summary free of paths, secrets and stacks; the logs get the detail.
 func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
-	synth := tracer.NewSynthetic()
 	at := func(n int, then func(f domain.Frame, emit func(domain.Frame) error) error) tracer.Tracer {
-		return tracer.Func(func(ctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
-			return synth.Trace(ctx, m, p, func(f domain.Frame) error {
-				if f.Index == n {
-					return then(f, emit)
-				}
-				return emit(f)
-			})
-		})
+		return at(n, func(_ context.Context, f domain.Frame, emit func(domain.Frame) error) error { return then(f, emit) })
 	}
 	generic := func(job string) string {
 		return "Tracing failed because of an internal error (reference " + job[:8] + ")."
@@ -181,9 +145,9 @@ func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := newMemEnv(t)
 			e.createMovie("m8", 300)
-			job := e.start("m8", alice, 0, time.Now(), lease)
+			job := e.start("m8", alice, 0, e.now(), lease)
 			tr := c.tr
 			if c.name == "returns early" {
 				tr = earlyReturn{tr}
@@ -228,70 +192,50 @@ func (t earlyReturn) Trace(ctx context.Context, m domain.Movie, p domain.TracePl
 	return nil
 }
 
-// TestDeadlineBatch: a batch of two jobs under an invocation deadline. The
-// first runs out of time, stops StopMargin before the deadline and
-// publishes tracing_failed; the second is too close to the deadline to
-// start: it is reported failed unclaimed, made visible again at once, and
-// then traced by the next invocation.
-func TestDeadlineBatch(t *testing.T) {
+// TestDeferredMessageIsRequeued: a job too close to the invocation's
+// deadline to start is reported failed unclaimed and, through the real SQS
+// adapter, made visible again at once (the queue's visibility timeout is
+// 60 s): the next invocation traces it.
+func TestDeferredMessageIsRequeued(t *testing.T) {
 	e := newEnv(t)
 	e.newQueue(60 * time.Second)
-	e.createMovie("m9a", 300)
-	e.createMovie("m9b", 300)
-	jobs := map[string]events.TraceJob{}
-	for _, id := range []string{"m9a", "m9b"} {
-		j := e.start(id, alice, 0, time.Now(), lease)
-		jobs[e.send(j)] = j
-	}
-	msgs := e.receive(2, 10*time.Second)
-	if len(msgs) != 2 {
+	e.createMovie("m9", 300)
+	e.send(e.start("m9", alice, 0, time.Now(), lease))
+	msgs := e.receive(1, 10*time.Second)
+	if len(msgs) != 1 {
 		t.Fatalf("received %d", len(msgs))
 	}
-	tw := e.newWorker(tracer.NewSynthetic(tracer.WithDelay(30*time.Millisecond)), lease)
-	tw.StopMargin, tw.StartReserve = 2*time.Second, 4*time.Second
-	tw.Queue, tw.QueueURL = e.sqs, e.queueURL
-	tw.RequeueDelay = func(int) time.Duration { return 0 }
-	deadline := time.Now().Add(8 * time.Second)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	tw := e.newWorker(tracer.NewSynthetic(), lease, func(o *worker.Options) {
+		o.Queue, o.RequeueDelay = e.jobs(), func(int) time.Duration { return 0 }
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), worker.DefaultStartReserve/2)
 	defer cancel()
 	resp, err := tw.Handle(ctx, lambdaevents.SQSEvent{Records: msgs})
-	if err != nil || time.Now().After(deadline) {
-		t.Fatalf("handler returned %v at %v after the deadline", err, time.Since(deadline))
-	}
-	first, second := jobs[msgs[0].MessageId], jobs[msgs[1].MessageId]
-	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != msgs[1].MessageId {
-		t.Fatalf("failures %+v, want only the second message", resp.BatchItemFailures)
-	}
-	m := e.get(first.MovieID)
-	if m.Status != domain.StatusFailed || !strings.HasPrefix(m.LastJob.FailureSummary, "The trace ran out of time after ") ||
-		!strings.HasSuffix(m.LastJob.FailureSummary, " of 300 frames. Start it again, or trace fewer frames.") {
-		t.Fatalf("first job: %+v %+v", m, m.LastJob)
-	}
-	if m := e.get(second.MovieID); m.Status != domain.StatusTracing || m.Lease == nil || m.Lease.Claimed {
-		t.Fatalf("second job was touched: %+v", m.Lease)
-	}
-	e.deleteMessages(msgs, resp)
-
-	// The queue's visibility timeout is 60 s: only the requeue brings it back now.
-	again := e.receive(1, 5*time.Second)
-	if len(again) != 1 || again[0].MessageId != msgs[1].MessageId || again[0].Attributes["ApproximateReceiveCount"] != "2" {
-		t.Fatalf("requeued %+v", again)
-	}
-	fast := e.newWorker(tracer.NewSynthetic(), lease)
-	if resp, err := fast.Handle(context.Background(), lambdaevents.SQSEvent{Records: again}); err != nil || len(resp.BatchItemFailures) != 0 {
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != msgs[0].MessageId {
 		t.Fatalf("%+v %v", resp, err)
 	}
-	if m := e.get(second.MovieID); m.Status != domain.StatusTraced {
-		t.Fatalf("second job: %+v", m)
+	if m := e.get("m9"); m.Lease == nil || m.Lease.Claimed {
+		t.Fatalf("the deferred job was touched: %+v", m.Lease)
+	}
+	e.deleteMessages(msgs, resp)
+	again := e.receive(1, 5*time.Second)
+	if len(again) != 1 || again[0].MessageId != msgs[0].MessageId || again[0].Attributes["ApproximateReceiveCount"] != "2" {
+		t.Fatalf("requeued %+v", again)
+	}
+	if resp, err := tw.Handle(context.Background(), lambdaevents.SQSEvent{Records: again}); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	if m := e.get("m9"); m.Status != domain.StatusTraced {
+		t.Fatalf("%+v", m)
 	}
 }
 
 // TestClaimTransportErrorIsRedelivered: a claim that fails in transport
 // leaves the message for redelivery, and the redelivery claims it.
 func TestClaimTransportErrorIsRedelivered(t *testing.T) {
-	e := newEnv(t)
+	e := newMemEnv(t)
 	e.createMovie("m10", 300)
-	job := e.start("m10", alice, 0, time.Now(), lease)
+	job := e.start("m10", alice, 0, e.now(), lease)
 	body, _ := events.EncodeTraceJob(job)
 	msg := lambdaevents.SQSMessage{MessageId: "msg-1", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
 	tw := e.newWorker(tracer.NewSynthetic(), lease)
@@ -319,16 +263,11 @@ func TestClaimTransportErrorIsRedelivered(t *testing.T) {
 // (which DynamoDB Local never produces, so they are injected) are retried
 // and do not count as a lost lease; a conflict that persists fails the job.
 func TestTransactionConflictsAreRetried(t *testing.T) {
-	conflict := func() error {
-		return fmt.Errorf("fenced write: %w", &ddbtypes.TransactionCanceledException{
-			Message:             aws.String("Transaction cancelled"),
-			CancellationReasons: []ddbtypes.CancellationReason{{Code: aws.String("None")}, {Code: aws.String("TransactionConflict")}},
-		})
-	}
+	conflict := func() error { return fmt.Errorf("fenced write: %w", domain.ErrConflict) }
 	t.Run("transient", func(t *testing.T) {
-		e := newEnv(t)
+		e := newMemEnv(t)
 		e.createMovie("m11", 300)
-		job := e.start("m11", alice, 0, time.Now(), lease)
+		job := e.start("m11", alice, 0, e.now(), lease)
 		tw := e.newWorker(tracer.NewSynthetic(), lease)
 		tw.frames.before = func(n int) error {
 			if n < 2 {
@@ -340,7 +279,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 		tw.movies.fail = func(cmd domain.Command) error {
 			if _, ok := cmd.(domain.BeginTrace); ok && begins == 0 {
 				begins++
-				return &ddbtypes.TransactionConflictException{Message: aws.String("conflict")}
+				return conflict()
 			}
 			return nil
 		}
@@ -353,9 +292,9 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 		}
 	})
 	t.Run("persistent", func(t *testing.T) {
-		e := newEnv(t)
+		e := newMemEnv(t)
 		e.createMovie("m12", 300)
-		job := e.start("m12", alice, 0, time.Now(), lease)
+		job := e.start("m12", alice, 0, e.now(), lease)
 		tw := e.newWorker(tracer.NewSynthetic(), lease)
 		tw.frames.before = func(int) error { return conflict() }
 		out := tw.Run(context.Background(), job)
@@ -371,7 +310,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 // TestUndecodableMessagesAreDropped: a body that is not a trace job is
 // logged (redacted, bounded) and reported done, never redelivered.
 func TestUndecodableMessagesAreDropped(t *testing.T) {
-	e := newEnv(t)
+	e := newMemEnv(t)
 	tw := e.newWorker(tracer.NewSynthetic(), lease)
 	const id = "0123456789abcdef0123456789abcdef"
 	bodies := []string{
@@ -400,50 +339,8 @@ func TestUndecodableMessagesAreDropped(t *testing.T) {
 			t.Fatalf("logged %d bytes of body", len(b))
 		}
 	}
-	if len(tw.movies.calls) != 0 {
+	if len(tw.movies.snapshot()) != 0 {
 		t.Fatal("an undecodable message touched the movies table")
-	}
-}
-
-// TestSQSMessageIsLambdaShaped: a received message converts to exactly the
-// record Lambda's SQS event source delivers.
-func TestSQSMessageIsLambdaShaped(t *testing.T) {
-	m := sqstypes.Message{
-		MessageId: aws.String("059f36b4-87a3-44ab-83d2-661975830a7d"), ReceiptHandle: aws.String("AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a"),
-		Body: aws.String(`{"movieId":"m1"}`), MD5OfBody: aws.String("e4e68fb7bd0e697a0ae8f1bb342846b3"),
-		MD5OfMessageAttributes: aws.String("00484c68...59e48f06"),
-		Attributes: map[string]string{
-			"ApproximateReceiveCount": "1", "SentTimestamp": "1545082649183",
-			"SenderId": "AIDAIENQZJOLO23YVJ4VO", "ApproximateFirstReceiveTimestamp": "1545082649185",
-		},
-		MessageAttributes: map[string]sqstypes.MessageAttributeValue{
-			"trace": {DataType: aws.String("String"), StringValue: aws.String("abc")},
-		},
-	}
-	got := worker.SQSMessage(m, "arn:aws:sqs:us-east-1:123456789012:jobs", "us-east-1")
-	const lambdaJSON = `{"Records":[{
-	  "messageId":"059f36b4-87a3-44ab-83d2-661975830a7d","receiptHandle":"AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a",
-	  "body":"{\"movieId\":\"m1\"}",
-	  "attributes":{"ApproximateReceiveCount":"1","SentTimestamp":"1545082649183","SenderId":"AIDAIENQZJOLO23YVJ4VO","ApproximateFirstReceiveTimestamp":"1545082649185"},
-	  "messageAttributes":{"trace":{"stringValue":"abc","stringListValues":[],"binaryListValues":[],"dataType":"String"}},
-	  "md5OfMessageAttributes":"00484c68...59e48f06",
-	  "md5OfBody":"e4e68fb7bd0e697a0ae8f1bb342846b3","eventSource":"aws:sqs",
-	  "eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:jobs","awsRegion":"us-east-1"}]}`
-	var want lambdaevents.SQSEvent
-	if err := json.Unmarshal([]byte(lambdaJSON), &want); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want.Records[0]) {
-		t.Fatalf("got  %+v\nwant %+v", got, want.Records[0])
-	}
-	// And it survives Lambda's JSON round trip unchanged.
-	b, _ := json.Marshal(lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{got}})
-	var back lambdaevents.SQSEvent
-	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Records[0], got) {
-		t.Fatalf("round trip: %+v %v", back, err)
-	}
-	if empty := worker.SQSMessage(sqstypes.Message{}, "", ""); empty.Attributes == nil || empty.MessageAttributes == nil {
-		t.Fatal("nil maps: Lambda sends {}")
 	}
 }
 
@@ -451,10 +348,10 @@ func TestSQSMessageIsLambdaShaped(t *testing.T) {
 // (here: in the store during the claim) neither kills the process nor fails
 // the rest of the batch; that message is left for redelivery.
 func TestHandlerSurvivesAPanicOutsideTheJob(t *testing.T) {
-	e := newEnv(t)
+	e := newMemEnv(t)
 	e.createMovie("m13", 300)
 	e.createMovie("m14", 300)
-	bad, good := e.start("m13", alice, 0, time.Now(), lease), e.start("m14", alice, 0, time.Now(), lease)
+	bad, good := e.start("m13", alice, 0, e.now(), lease), e.start("m14", alice, 0, e.now(), lease)
 	tw := e.newWorker(tracer.NewSynthetic(), lease)
 	tw.movies.fail = func(cmd domain.Command) error {
 		if c, ok := cmd.(domain.ClaimJob); ok && c.JobID == bad.JobID {

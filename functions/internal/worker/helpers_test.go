@@ -3,26 +3,19 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
-	"github.com/movietrace/tracinglocks/functions/internal/awscount"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
@@ -35,52 +28,40 @@ var (
 	bob   = domain.User{ID: "u-bob", Name: "Bob"}
 )
 
-// env is one test's stack on the emulators: fresh tables and queue, the
-// stores the API and the worker use, and a request counter on DynamoDB.
+// memEpoch is where the fake clocks start: far from the real time, so that
+// a context deadline set on the fake clock never fires by itself.
+var memEpoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// testStore is what a test needs of the store under the worker: its ports
+// and a way to set up and inspect rows and frames.
+type testStore interface {
+	worker.Movies
+	worker.Frames
+	create(tb testing.TB, m domain.Movie)
+	get(tb testing.TB, id string) domain.Movie
+	stored(tb testing.TB, id string) []domain.Frame
+}
+
+// env is one test's world: a store (in memory, or DynamoDB Local through
+// the real adapter), a clock (fake, or real) and the worker's logs.
 type env struct {
-	tb       testing.TB
-	ddb      *dynamodb.Client
-	sqs      *sqs.Client
-	counter  *awscount.Counter
-	tables   dynamo.Tables
-	movies   *dynamo.MovieStore
-	frames   *dynamo.FrameStore
-	queueURL string
-	queueARN string
-	logs     *testenv.LogBuffer
+	tb    testing.TB
+	store testStore
+	clock worker.Clock
+	fake  *testingclock.FakeClock // nil unless the clock is fake
+	logs  *testenv.LogBuffer
+	seq   atomic.Int64 // orders the recorded store calls
+	*emulators
 }
 
-func newEnv(tb testing.TB) *env {
-	tb.Helper()
-	counter := &awscount.Counter{}
-	ddb := testenv.DynamoDB(tb, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, counter.APIOption) })
-	e := &env{tb: tb, ddb: ddb, sqs: testenv.SQS(tb), counter: counter, logs: &testenv.LogBuffer{}}
-	e.tables = testenv.NewTables(tb, ddb)
-	e.movies = dynamo.NewMovieStore(ddb, e.tables.Movies)
-	e.frames = dynamo.NewFrameStore(ddb, e.tables.Frames)
-	return e
+// newMemEnv is the in-memory store on a fake clock: the worker's logic
+// tests.
+func newMemEnv(tb testing.TB) *env {
+	fake := testingclock.NewFakeClock(memEpoch)
+	return &env{tb: tb, store: newMemStore(), clock: fake, fake: fake, logs: &testenv.LogBuffer{}}
 }
 
-// newQueue creates the job queue with the given visibility timeout.
-func (e *env) newQueue(visibility time.Duration) {
-	e.tb.Helper()
-	ctx := context.Background()
-	out, err := e.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(testenv.UniqueName(e.tb, "jobs")),
-		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(int(visibility / time.Second))},
-	})
-	if err != nil {
-		e.tb.Fatalf("create queue: %v", err)
-	}
-	e.queueURL = *out.QueueUrl
-	attrs, err := e.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: out.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
-	})
-	if err != nil {
-		e.tb.Fatalf("queue attributes: %v", err)
-	}
-	e.queueARN = attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
-}
+func (e *env) now() time.Time { return e.clock.Now() }
 
 // testWorker is a worker whose store calls are recorded.
 type testWorker struct {
@@ -89,26 +70,34 @@ type testWorker struct {
 	frames *recordingFrames
 }
 
-// newWorker returns a worker on the env's stores, logging JSON into e.logs.
-func (e *env) newWorker(tr tracer.Tracer, lease time.Duration) *testWorker {
-	rm, rf := &recordingMovies{Movies: e.movies}, &recordingFrames{Frames: e.frames}
-	w := worker.New(rm, rf, tr, logging.New(e.logs, slog.LevelDebug))
-	w.LeaseDuration = lease
-	w.Backoff = func(int) time.Duration { return 0 }
+// newWorker returns a worker on the env's store and clock, logging JSON
+// into e.logs, with no backoff pauses; tune adjusts the options.
+func (e *env) newWorker(tr tracer.Tracer, lease time.Duration, tune ...func(*worker.Options)) *testWorker {
+	e.tb.Helper()
+	rm, rf := &recordingMovies{Movies: e.store, seq: &e.seq}, &recordingFrames{Frames: e.store, seq: &e.seq}
+	o := worker.Options{
+		Movies: rm, Frames: rf, Tracer: tr, Log: logging.New(e.logs, slog.LevelDebug), Clock: e.clock,
+		LeaseDuration: lease, Backoff: func(int) time.Duration { return 0 },
+	}
+	for _, t := range tune {
+		t(&o)
+	}
+	w, err := worker.New(o)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
 	return &testWorker{Worker: w, movies: rm, frames: rf}
 }
 
 // createMovie stores a ready movie of n frames with two markers.
 func (e *env) createMovie(id string, n int) domain.Movie {
 	e.tb.Helper()
-	m, err := domain.NewMovie(id, "Movie "+id, n, 25, time.Now())
+	m, err := domain.NewMovie(id, "Movie "+id, n, 25, e.now())
 	if err != nil {
 		e.tb.Fatal(err)
 	}
 	m.Settings.Markers = []domain.Marker{{ID: "tip", Label: "tip", X: 0.5, Y: 0.5}, {ID: "heel", X: 0.2, Y: 0.8}}
-	if err := e.movies.Create(context.Background(), m); err != nil {
-		e.tb.Fatalf("create movie: %v", err)
-	}
+	e.store.create(e.tb, m)
 	return m
 }
 
@@ -117,7 +106,7 @@ func (e *env) createMovie(id string, n int) domain.Movie {
 func (e *env) start(movieID string, u domain.User, from int, now time.Time, lease time.Duration) events.TraceJob {
 	e.tb.Helper()
 	job := token.New()
-	m, err := e.movies.Commit(context.Background(), movieID, domain.StartTrace{JobID: job, User: u, FromFrame: from, Now: now, Duration: lease})
+	m, err := e.store.Commit(context.Background(), movieID, domain.StartTrace{JobID: job, User: u, FromFrame: from, Now: now, Duration: lease})
 	if err != nil {
 		e.tb.Fatalf("start trace: %v", err)
 	}
@@ -126,88 +115,22 @@ func (e *env) start(movieID string, u domain.User, from int, now time.Time, leas
 
 func (e *env) get(movieID string) domain.Movie {
 	e.tb.Helper()
-	m, err := e.movies.Get(context.Background(), movieID)
-	if err != nil {
-		e.tb.Fatal(err)
-	}
-	return m
+	return e.store.get(e.tb, movieID)
 }
 
-// stored returns every stored frame of a movie, through Page.
 func (e *env) stored(movieID string) []domain.Frame {
 	e.tb.Helper()
-	var out []domain.Frame
-	from := 0
-	for {
-		page, next, err := e.frames.Page(context.Background(), movieID, from, dynamo.MaxFramePage)
-		if err != nil {
-			e.tb.Fatal(err)
-		}
-		out = append(out, page...)
-		if next == nil {
-			return out
-		}
-		from = *next
-	}
+	return e.store.stored(e.tb, movieID)
 }
 
-// send enqueues a job message and returns its message ID.
-func (e *env) send(job events.TraceJob) string {
-	e.tb.Helper()
+// message is the Lambda record of a job message.
+func message(tb testing.TB, id string, job events.TraceJob) lambdaMessage {
+	tb.Helper()
 	body, err := events.EncodeTraceJob(job)
 	if err != nil {
-		e.tb.Fatal(err)
+		tb.Fatal(err)
 	}
-	return e.sendBody(body)
-}
-
-func (e *env) sendBody(body string) string {
-	e.tb.Helper()
-	out, err := e.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &e.queueURL, MessageBody: &body})
-	if err != nil {
-		e.tb.Fatalf("send: %v", err)
-	}
-	return *out.MessageId
-}
-
-// receive long-polls up to wait for at most n messages and returns them as
-// Lambda delivers them. It does not delete them.
-func (e *env) receive(n int, wait time.Duration) []lambdaevents.SQSMessage {
-	e.tb.Helper()
-	var out []lambdaevents.SQSMessage
-	deadline := time.Now().Add(wait)
-	for len(out) < n && time.Now().Before(deadline) {
-		res, err := e.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: &e.queueURL, MaxNumberOfMessages: int32(min(n-len(out), 10)), WaitTimeSeconds: 1,
-			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
-			MessageAttributeNames:       []string{"All"},
-		})
-		if err != nil {
-			e.tb.Fatalf("receive: %v", err)
-		}
-		for _, m := range res.Messages {
-			out = append(out, worker.SQSMessage(m, e.queueARN, "us-east-1"))
-		}
-	}
-	return out
-}
-
-// deleteMessages deletes what a handler response says succeeded, as the
-// event source mapping does.
-func (e *env) deleteMessages(msgs []lambdaevents.SQSMessage, resp lambdaevents.SQSEventResponse) {
-	e.tb.Helper()
-	failed := map[string]bool{}
-	for _, f := range resp.BatchItemFailures {
-		failed[f.ItemIdentifier] = true
-	}
-	for _, m := range msgs {
-		if failed[m.MessageId] {
-			continue
-		}
-		if _, err := e.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &e.queueURL, ReceiptHandle: &m.ReceiptHandle}); err != nil {
-			e.tb.Fatalf("delete: %v", err)
-		}
-	}
+	return lambdaMessage{MessageId: id, Body: body, ReceiptHandle: "rh-" + id, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
 }
 
 // logLines returns the JSON log records.
@@ -227,6 +150,27 @@ func (e *env) logLines() []map[string]any {
 	return out
 }
 
+func countLogs(e *env, msg string) int {
+	n := 0
+	for _, rec := range e.logLines() {
+		if rec["msg"] == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // checkJobFrames requires frames to be exactly the plan's frames, of job.
 func checkJobFrames(tb testing.TB, got []domain.Frame, job string, plan domain.TracePlan) {
 	tb.Helper()
@@ -240,9 +184,10 @@ func checkJobFrames(tb testing.TB, got []domain.Frame, job string, plan domain.T
 	}
 }
 
-// recordingMovies wraps the movie store and records each command's outcome.
+// recordingMovies wraps the Movies port and records each command's outcome.
 type recordingMovies struct {
 	worker.Movies
+	seq   *atomic.Int64
 	mu    sync.Mutex
 	calls []call
 	// fail, when set, can replace a command's result (to inject faults).
@@ -250,17 +195,16 @@ type recordingMovies struct {
 }
 
 type call struct {
-	cmd   domain.Command
-	err   error
-	start time.Time // when it was called
-	at    time.Time // when it returned
-	row   domain.Movie
+	cmd       domain.Command
+	err       error
+	start, at int64 // sequence numbers when it was called and returned
+	row       domain.Movie
 }
 
 func (r *recordingMovies) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
 	var m domain.Movie
 	var err error
-	start := time.Now()
+	start := r.seq.Add(1)
 	if r.fail != nil {
 		err = r.fail(cmd)
 	}
@@ -269,16 +213,20 @@ func (r *recordingMovies) Commit(ctx context.Context, movieID string, cmd domain
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls = append(r.calls, call{cmd: cmd, err: err, start: start, at: time.Now(), row: m})
+	r.calls = append(r.calls, call{cmd: cmd, err: err, start: start, at: r.seq.Add(1), row: m})
 	return m, err
+}
+
+func (r *recordingMovies) snapshot() []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]call(nil), r.calls...)
 }
 
 // succeeded counts the successful commands of type T.
 func succeeded[T domain.Command](r *recordingMovies) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	n := 0
-	for _, c := range r.calls {
+	for _, c := range r.snapshot() {
 		if _, ok := c.cmd.(T); ok && c.err == nil {
 			n++
 		}
@@ -286,9 +234,10 @@ func succeeded[T domain.Command](r *recordingMovies) int {
 	return n
 }
 
-// recordingFrames wraps the frame store and records each fenced write.
+// recordingFrames wraps the Frames port and records each fenced write.
 type recordingFrames struct {
 	worker.Frames
+	seq    *atomic.Int64
 	mu     sync.Mutex
 	writes []frameWrite
 	// before, when set, runs before each write and can fail it.
@@ -298,11 +247,11 @@ type recordingFrames struct {
 type frameWrite struct {
 	puts, deletes int
 	err           error
-	start, at     time.Time
+	start, at     int64
 }
 
-func (r *recordingFrames) WriteFenced(ctx context.Context, movieID string, fence ddbtypes.TransactWriteItem, puts []domain.Frame, deletes []int) error {
-	start := time.Now()
+func (r *recordingFrames) WriteFenced(ctx context.Context, movieID string, fence domain.JobFence, puts []domain.Frame, deletes []int) error {
+	start := r.seq.Add(1)
 	r.mu.Lock()
 	n := len(r.writes)
 	r.mu.Unlock()
@@ -315,7 +264,7 @@ func (r *recordingFrames) WriteFenced(ctx context.Context, movieID string, fence
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writes = append(r.writes, frameWrite{puts: len(puts), deletes: len(deletes), err: err, start: start, at: time.Now()})
+	r.writes = append(r.writes, frameWrite{puts: len(puts), deletes: len(deletes), err: err, start: start, at: r.seq.Add(1)})
 	return err
 }
 
@@ -325,27 +274,21 @@ func (r *recordingFrames) snapshot() []frameWrite {
 	return append([]frameWrite(nil), r.writes...)
 }
 
-// storeCall is one call a worker made to either store.
+// storeCall is one call a worker made to either port.
 type storeCall struct {
 	what      string
 	err       error
-	start, at time.Time
+	start, at int64
 }
 
 // allCalls returns every store call of the worker.
 func (tw *testWorker) allCalls() []storeCall {
 	var out []storeCall
-	tw.movies.mu.Lock()
-	for _, c := range tw.movies.calls {
+	for _, c := range tw.movies.snapshot() {
 		out = append(out, storeCall{what: fmt.Sprintf("%T", c.cmd), err: c.err, start: c.start, at: c.at})
 	}
-	tw.movies.mu.Unlock()
 	for _, w := range tw.frames.snapshot() {
-		err := w.err
-		if fenceRefused(err) {
-			err = &domain.Error{Code: domain.CodeLeaseLost, Message: "fence refused"}
-		}
-		out = append(out, storeCall{what: fmt.Sprintf("WriteFenced(%d puts, %d deletes)", w.puts, w.deletes), err: err, start: w.start, at: w.at})
+		out = append(out, storeCall{what: fmt.Sprintf("WriteFenced(%d puts, %d deletes)", w.puts, w.deletes), err: w.err, start: w.start, at: w.at})
 	}
 	return out
 }
@@ -364,18 +307,11 @@ func requireStoppedAtFirstRefusal(tb testing.TB, calls []storeCall) storeCall {
 		tb.Fatalf("%d refused calls, want 1: %+v", len(refused), refused)
 	}
 	for _, c := range calls {
-		if c.start.After(refused[0].at) {
+		if c.start > refused[0].at {
 			tb.Fatalf("%s was called after the refusal of %s", c.what, refused[0].what)
 		}
 	}
 	return refused[0]
-}
-
-// fenceRefused reports whether a fenced write failed on its fence (the
-// first action's condition).
-func fenceRefused(err error) bool {
-	var tc *ddbtypes.TransactionCanceledException
-	return errors.As(err, &tc) && len(tc.CancellationReasons) > 0 && aws.ToString(tc.CancellationReasons[0].Code) == "ConditionalCheckFailed"
 }
 
 // putsWritten returns the frames the worker's successful writes stored.
@@ -388,3 +324,24 @@ func (tw *testWorker) putsWritten() int {
 	}
 	return n
 }
+
+// claimedRow is the row the worker's successful claim returned.
+func (tw *testWorker) claimedRow(tb testing.TB) domain.Movie {
+	tb.Helper()
+	for _, c := range tw.movies.snapshot() {
+		if _, ok := c.cmd.(domain.ClaimJob); ok && c.err == nil {
+			return c.row
+		}
+	}
+	tb.Fatal("no successful claim")
+	return domain.Movie{}
+}
+
+func planOf(tb testing.TB, tw *testWorker) domain.TracePlan {
+	tb.Helper()
+	m := tw.claimedRow(tb)
+	return domain.PlanTrace(m, *m.Lease)
+}
+
+// realClock is the production clock, for the tests on the emulators.
+var realClock worker.Clock = clock.RealClock{}

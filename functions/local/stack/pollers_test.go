@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,5 +243,61 @@ func TestQueuePollerDeletesOnlyWhatSucceeded(t *testing.T) {
 	want := []string{"job-0#1", "job-1#1", "job-1#2", "job-1#3", "job-2#1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("deliveries %v, want %v: job-0 and job-2 deleted after their first, job-1 back after its reported failure and after the function error", got, want)
+	}
+}
+
+// TestQueuePollerHandsOneJobPerInvocation (issue 12, item 3): by default
+// the local poller invokes the worker with one message at a time, as the
+// stack's event source mapping does, so a job never waits inside an
+// invocation behind another one while its lease runs out.
+func TestQueuePollerHandsOneJobPerInvocation(t *testing.T) {
+	ctx := t.Context()
+	client := testenv.SQS(t)
+	url, arn, err := createQueue(ctx, client, testenv.UniqueName(t, "q"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("job-" + strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var sizes []int
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &QueuePoller{
+		Client: client, QueueURL: url, QueueARN: arn, Region: Region, Convert: convertForTest,
+		Wait: time.Second, Log: slog.New(slog.DiscardHandler),
+		Handle: func(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
+			mu.Lock()
+			sizes = append(sizes, len(ev.Records))
+			mu.Unlock()
+			return lambdaevents.SQSEventResponse{}, nil
+		},
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(stop, ctx) }()
+	count := func() (n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range sizes {
+			n += s
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); count() < 4; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("handled %d of 4 messages", count())
+		}
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range sizes {
+		if s != 1 {
+			t.Fatalf("invocation sizes %v, want one message each", sizes)
+		}
 	}
 }

@@ -331,8 +331,8 @@ func TestStartSeedsIdempotently(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Stop()
-	movies, err := again.Movies.List(t.Context())
-	if err != nil || len(movies) != len(SampleMovies(time.Now())) {
-		t.Fatalf("%d movies (%v)", len(movies), err)
+	movies, malformed, err := again.Movies.List(t.Context())
+	if err != nil || len(movies) != len(SampleMovies(time.Now())) || len(malformed) != 0 {
+		t.Fatalf("%d movies, %d malformed (%v)", len(movies), len(malformed), err)
 	}
 }

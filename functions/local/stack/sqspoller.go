@@ -43,7 +43,10 @@ type QueuePoller struct {
 	Convert  MessageConverter
 	Log      *slog.Logger
 
-	BatchSize int           // messages per invocation, 1-10 (default 10)
+	// BatchSize is the messages per invocation, 1-10 (default 1, as the
+	// stack's event source mapping: a job never waits in an invocation
+	// behind another while its lease runs out).
+	BatchSize int
 	Wait      time.Duration // long-poll wait, 0-20 s (default 2 s)
 	Invoke    time.Duration // bounds one invocation (default 5 min)
 }
@@ -52,7 +55,7 @@ type QueuePoller struct {
 // invoke.
 func (p *QueuePoller) Run(stop, invoke context.Context) {
 	if p.BatchSize <= 0 || p.BatchSize > 10 {
-		p.BatchSize = 10
+		p.BatchSize = 1
 	}
 	if p.Wait <= 0 || p.Wait > 20*time.Second {
 		p.Wait = 2 * time.Second

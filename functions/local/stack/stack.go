@@ -93,7 +93,8 @@ type Options struct {
 	StreamBatchSize  int
 	StreamMaxRetries int
 	// QueueBatchSize and QueueConcurrency: messages per worker invocation
-	// (default 10) and how many invocations may run at once (default 4).
+	// (default 1, as in the stack) and how many invocations may run at once
+	// (default 4).
 	QueueBatchSize   int
 	QueueConcurrency int
 	// Log receives the stack's and the handlers' logs (default: discard).

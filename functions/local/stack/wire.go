@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
 )
 
@@ -20,8 +23,6 @@ import (
 var (
 	_ httpapi.MovieStore  = (*dynamo.MovieStore)(nil)
 	_ httpapi.FrameReader = (*dynamo.FrameStore)(nil)
-	_ worker.Movies       = (*dynamo.MovieStore)(nil)
-	_ worker.Frames       = (*dynamo.FrameStore)(nil)
 )
 
 // parts are the three handlers the stack runs.
@@ -65,15 +66,16 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if tr == nil {
 		tr = syntheticTracer(opts.FrameDelay, opts.FailAt)
 	}
-	w := worker.New(s.Movies, frames, tr, opts.Log.With("component", "worker"))
-	if err := w.Configure(config.Config{LeaseDuration: opts.LeaseDuration, QueueURL: s.QueueURL}, os.Getenv); err != nil {
+	// The Lambda main's wiring. Progress is published with each lease
+	// renewal; locally renew often, so that the page's progress moves
+	// smoothly.
+	w, err := wiring.Worker(config.Config{Tables: s.Tables, QueueURL: s.QueueURL, LeaseDuration: opts.LeaseDuration},
+		awsclients.Clients{DynamoDB: s.DynamoDB, SQS: s.SQS}, tr, opts.Log.With("component", "worker"), os.Getenv,
+		func(o *worker.Options) { o.RenewEvery = opts.ProgressEvery })
+	if err != nil {
 		return parts{}, err
 	}
-	w.Queue = s.SQS
-	// Progress is published with each lease renewal; locally renew often,
-	// so that the page's progress moves smoothly.
-	w.RenewEvery = opts.ProgressEvery
-	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: worker.SQSMessage}, nil
+	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: jobqueue.LambdaMessage}, nil
 }
 
 // syntheticTracer is the built-in synthetic tracer at the given per-frame

@@ -48,6 +48,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/proof"
+	"github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
@@ -196,12 +197,12 @@ func newEnv(t *testing.T, counts *faultCounts) *env {
 }
 
 // skewed returns a clock offset by up to maxSkew either way.
-func (e *env) skewed(rng *rand.Rand) func() time.Time {
+func (e *env) skewed(rng *rand.Rand) testenv.SkewedClock {
 	off := time.Duration(rng.Int64N(int64(2*maxSkew))) - maxSkew
 	if off != 0 {
 		e.counts.skewedClocks.Add(1)
 	}
-	return func() time.Time { return time.Now().Add(off) }
+	return testenv.SkewedClock{Offset: off}
 }
 
 // pumpStream reads the new stream records and hands them to the handler in
@@ -278,7 +279,7 @@ func (e *env) receive() []lambdaevents.SQSMessage {
 			continue
 		}
 		for _, m := range r.Messages {
-			out = append(out, worker.SQSMessage(m, e.queueARN, "us-east-1"))
+			out = append(out, queue.LambdaMessage(m, e.queueARN, "us-east-1"))
 			if _, err := e.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &e.queueURL, ReceiptHandle: m.ReceiptHandle}); err != nil {
 				e.t.Fatal(err)
 			}
@@ -316,17 +317,21 @@ func (e *env) deliver(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bool, le
 			return emit(f)
 		})
 	})
-	w := worker.New(e.movies, e.frames, tr, e.log)
-	w.LeaseDuration = leaseFor
-	w.Backoff = func(int) time.Duration { return 0 }
-	w.Now = e.skewed(rng)
+	store := dynamo.NewJobStore(e.movies, e.frames)
+	w, err := worker.New(worker.Options{
+		Movies: store, Frames: store, Tracer: tr, Log: e.log, Clock: e.skewed(rng),
+		LeaseDuration: leaseFor, Backoff: func(int) time.Duration { return 0 },
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	return w.HandleMessage(ctx, msg)
 }
 
 // startTrace commits StartTrace with a skewed clock, retrying while the row
 // still carries a lease that the writer's clock sees as live.
 func (e *env) startTrace(rng *rand.Rand, movieID string, from int, leaseFor time.Duration) string {
-	now := e.skewed(rng)
+	now := e.skewed(rng).Now
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		job := token.New()

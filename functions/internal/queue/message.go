@@ -1,4 +1,4 @@
-package worker
+package queue
 
 import (
 	lambdaevents "github.com/aws/aws-lambda-go/events"
@@ -6,11 +6,11 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// SQSMessage converts a message received with the SQS API (ReceiveMessage
+// LambdaMessage converts a message received with the SQS API (ReceiveMessage
 // with every system and message attribute) into the record Lambda's SQS
 // event source delivers, so that tests and the local stack hand the handler
 // real events.SQSEvent payloads.
-func SQSMessage(m sqstypes.Message, queueARN, region string) lambdaevents.SQSMessage {
+func LambdaMessage(m sqstypes.Message, queueARN, region string) lambdaevents.SQSMessage {
 	out := lambdaevents.SQSMessage{
 		MessageId:              aws.ToString(m.MessageId),
 		ReceiptHandle:          aws.ToString(m.ReceiptHandle),

@@ -1,0 +1,115 @@
+// Package tracker follows points through grayscale frames by template
+// matching, in pure Go.
+//
+// For each marker it cuts a template around the marker on the key frame. On
+// every traced frame it predicts the marker's position from its last motion
+// (constant velocity), computes the zero-mean normalised cross-correlation
+// (ZNCC) of the template at every whole-pixel position of a search window
+// around the prediction, takes the best, and refines it to sub-pixel
+// precision: a 2-D quadratic fit of the 3x3 scores around it, then a few
+// Lucas-Kanade (Gauss-Newton) iterations of the template's translation,
+// gain and offset on the bilinearly sampled frame. The ZNCC
+// peak is the match's confidence (0-1): below Params.MinConfidence the point
+// is lost, reported without coordinates, and searched for in a wider window
+// until a match reaches Params.ReacquireConfidence again.
+//
+// The template evolves to follow changes of appearance (rotation, lighting):
+// after a confident match it moves Params.Evolve of the way toward the image
+// at the match, then Params.Tether of the way back toward the key frame's
+// template, which limits drift. This is the design of the Open Source
+// Physics Tracker's autotracker ("evolution rate" and "tether"), with ZNCC
+// instead of its RGB square deviation, so uniform changes of brightness and
+// contrast do not matter.
+//
+// A Tracker's whole state (positions, velocities, templates, lost flags)
+// marshals to bytes and back, so a trace split into segments gives exactly
+// the points of an uninterrupted one.
+package tracker
+
+import "fmt"
+
+// Params tune the tracker. Zero fields take the defaults of DefaultParams.
+type Params struct {
+	// TemplateRadius r: templates are (2r+1) x (2r+1) pixels.
+	TemplateRadius int
+	// SearchRadius: whole-pixel positions up to this far (in x and in y)
+	// from the predicted position are tried.
+	SearchRadius int
+	// LostSearchRadius: the search radius while a marker is lost.
+	LostSearchRadius int
+	// MinConfidence: a best match below it makes the point lost.
+	MinConfidence float64
+	// ReacquireConfidence: a lost marker is found again only by a match at
+	// least this good.
+	ReacquireConfidence float64
+	// EvolveConfidence: the template evolves only after a match at least
+	// this good (never toward an occluder).
+	EvolveConfidence float64
+	// Evolve is the evolution rate (0-1): how far the template moves toward
+	// the matched image after each confident match.
+	Evolve float64
+	// Tether (0-1): how far the template is then pulled back toward the key
+	// frame's template.
+	Tether float64
+}
+
+// DefaultParams are the parameters the product uses (and the benchmark
+// prints).
+var DefaultParams = Params{
+	TemplateRadius:      10,
+	SearchRadius:        20,
+	LostSearchRadius:    48,
+	MinConfidence:       0.5,
+	ReacquireConfidence: 0.7,
+	EvolveConfidence:    0.6,
+	Evolve:              0.5,
+	Tether:              0.15,
+}
+
+// withDefaults fills zero fields from DefaultParams and checks the result.
+func (p Params) withDefaults() (Params, error) {
+	d := DefaultParams
+	if p.TemplateRadius == 0 {
+		p.TemplateRadius = d.TemplateRadius
+	}
+	if p.SearchRadius == 0 {
+		p.SearchRadius = d.SearchRadius
+	}
+	if p.LostSearchRadius == 0 {
+		p.LostSearchRadius = max(d.LostSearchRadius, p.SearchRadius)
+	}
+	if p.MinConfidence == 0 {
+		p.MinConfidence = d.MinConfidence
+	}
+	if p.ReacquireConfidence == 0 {
+		p.ReacquireConfidence = max(d.ReacquireConfidence, p.MinConfidence)
+	}
+	if p.EvolveConfidence == 0 {
+		p.EvolveConfidence = max(d.EvolveConfidence, p.MinConfidence)
+	}
+	if p.Evolve == 0 {
+		p.Evolve = d.Evolve
+	}
+	if p.Tether == 0 {
+		p.Tether = d.Tether
+	}
+	switch {
+	case p.TemplateRadius < 2 || p.TemplateRadius > 64:
+		return p, fmt.Errorf("tracker: template radius %d must be 2-64", p.TemplateRadius)
+	case p.SearchRadius < 1 || p.SearchRadius > 256 || p.LostSearchRadius < p.SearchRadius || p.LostSearchRadius > 512:
+		return p, fmt.Errorf("tracker: search radii %d/%d must be 1-256 and 512 while lost", p.SearchRadius, p.LostSearchRadius)
+	case !(p.MinConfidence > 0 && p.MinConfidence < 1) || !(p.ReacquireConfidence >= p.MinConfidence && p.ReacquireConfidence < 1) ||
+		!(p.EvolveConfidence >= p.MinConfidence && p.EvolveConfidence <= 1):
+		return p, fmt.Errorf("tracker: confidences %v/%v/%v out of order", p.MinConfidence, p.ReacquireConfidence, p.EvolveConfidence)
+	case !(p.Evolve >= 0 && p.Evolve <= 1) || !(p.Tether >= 0 && p.Tether <= 1):
+		return p, fmt.Errorf("tracker: rates %v/%v must be within [0, 1]", p.Evolve, p.Tether)
+	}
+	return p, nil
+}
+
+// String is the parameters as the benchmark prints them.
+func (p Params) String() string {
+	return fmt.Sprintf("template %dx%d px, search ±%d px (±%d lost), lost below ZNCC %.2f, re-acquire at %.2f, evolve %.2f above %.2f, tether %.2f",
+		2*p.TemplateRadius+1, 2*p.TemplateRadius+1, p.SearchRadius, p.LostSearchRadius,
+		p.MinConfidence, p.ReacquireConfidence, p.Evolve, p.EvolveConfidence, p.Tether)
+}

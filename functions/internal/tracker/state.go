@@ -1,0 +1,121 @@
+package tracker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// State format: "MTRK", version 1, then little-endian fields (see
+// MarshalBinary). Floats are stored bit-exact, so a restored tracker
+// continues exactly as the original would have.
+const (
+	stateMagic   = "MTRK"
+	stateVersion = 1
+	maxMarkers   = 1024
+	maxSide      = 16384
+)
+
+// ErrBadState is returned by Restore for bytes that are not a tracker state.
+var ErrBadState = errors.New("tracker: not a valid tracker state")
+
+// MarshalBinary returns the tracker's whole state.
+func (t *Tracker) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(stateMagic)
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	w(uint16(stateVersion))
+	p := t.p
+	w([3]int32{int32(p.TemplateRadius), int32(p.SearchRadius), int32(p.LostSearchRadius)})
+	w([5]float64{p.MinConfidence, p.ReacquireConfidence, p.EvolveConfidence, p.Evolve, p.Tether})
+	w([2]int32{int32(t.w), int32(t.h)})
+	w(int64(t.steps))
+	w(uint16(len(t.markers)))
+	for _, m := range t.markers {
+		w([5]float64{m.x, m.y, m.vx, m.vy, m.conf})
+		w(int32(m.lostFor))
+		w(m.key)
+		w(m.cur)
+	}
+	return b.Bytes(), nil
+}
+
+// Restore rebuilds a tracker from MarshalBinary's bytes. Anything else is
+// ErrBadState.
+func Restore(data []byte) (*Tracker, error) {
+	if len(data) < len(stateMagic)+2 || string(data[:len(stateMagic)]) != stateMagic {
+		return nil, fmt.Errorf("%w: no header", ErrBadState)
+	}
+	r := bytes.NewReader(data[len(stateMagic):])
+	var err error
+	rd := func(v any) {
+		if err == nil {
+			err = binary.Read(r, binary.LittleEndian, v)
+		}
+	}
+	var version uint16
+	rd(&version)
+	if err != nil || version != stateVersion {
+		return nil, fmt.Errorf("%w: version %d", ErrBadState, version)
+	}
+	var radii [3]int32
+	var rates [5]float64
+	var size [2]int32
+	var steps int64
+	var n uint16
+	rd(&radii)
+	rd(&rates)
+	rd(&size)
+	rd(&steps)
+	rd(&n)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
+	}
+	p := Params{TemplateRadius: int(radii[0]), SearchRadius: int(radii[1]), LostSearchRadius: int(radii[2]),
+		MinConfidence: rates[0], ReacquireConfidence: rates[1], EvolveConfidence: rates[2], Evolve: rates[3], Tether: rates[4]}
+	if q, perr := p.withDefaults(); perr != nil || q != p {
+		return nil, fmt.Errorf("%w: parameters %+v", ErrBadState, p)
+	}
+	w, h := int(size[0]), int(size[1])
+	if w <= 0 || h <= 0 || w > maxSide || h > maxSide || steps < 0 || n > maxMarkers {
+		return nil, fmt.Errorf("%w: %dx%d, %d steps, %d markers", ErrBadState, w, h, steps, n)
+	}
+	ts := 2*p.TemplateRadius + 1
+	if want := int64(n) * int64(5*8+4+2*4*ts*ts); int64(r.Len()) != want {
+		return nil, fmt.Errorf("%w: %d bytes of markers, want %d", ErrBadState, r.Len(), want)
+	}
+	t := &Tracker{p: p, w: w, h: h, steps: int(steps), markers: make([]marker, n), scratch: make([]scratch, n)}
+	for i := range t.markers {
+		m := &t.markers[i]
+		var f [5]float64
+		var lostFor int32
+		m.key, m.cur = make([]float32, ts*ts), make([]float32, ts*ts)
+		rd(&f)
+		rd(&lostFor)
+		rd(m.key)
+		rd(m.cur)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadState, err)
+		}
+		m.x, m.y, m.vx, m.vy, m.conf, m.lostFor = f[0], f[1], f[2], f[3], f[4], int(lostFor)
+		for _, v := range f {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: marker %d is not finite", ErrBadState, i)
+			}
+		}
+		if m.x < 0 || m.y < 0 || m.x > float64(w-1) || m.y > float64(h-1) || m.lostFor < 0 ||
+			math.Abs(m.vx) > maxSide || math.Abs(m.vy) > maxSide || m.conf < 0 || m.conf > 1 {
+			return nil, fmt.Errorf("%w: marker %d at %v,%v", ErrBadState, i, m.x, m.y)
+		}
+		for _, tpl := range [][]float32{m.key, m.cur} {
+			for _, v := range tpl {
+				if !(v >= 0 && v <= 255) {
+					return nil, fmt.Errorf("%w: marker %d template value %v", ErrBadState, i, v)
+				}
+			}
+		}
+	}
+	return t, nil
+}

@@ -1,0 +1,181 @@
+package tracker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Point is a marker on one frame, in pixels (the center of the top-left
+// pixel is 0, 0). A lost point has no coordinates (X and Y are 0): only the
+// confidence of the best match that was found, and rejected.
+type Point struct {
+	X, Y       float64
+	Confidence float64 // ZNCC of the match, clamped to [0, 1]
+	Lost       bool
+}
+
+// Tracker follows markers from a key frame through the next frames given
+// to Step, one after the other.
+type Tracker struct {
+	p       Params
+	w, h    int
+	steps   int // frames stepped since the key frame
+	markers []marker
+	// scratch, one per marker: never part of the state.
+	scratch []scratch
+}
+
+// marker is one marker's whole tracking state.
+type marker struct {
+	x, y    float64 // last position seen
+	vx, vy  float64 // motion per frame step when last seen
+	lostFor int     // frames since last seen (0: seen on the last frame)
+	conf    float64 // confidence on the last frame
+	key     []float32
+	cur     []float32
+}
+
+type scratch struct {
+	s     searcher
+	a, b  prepared
+	patch []float32
+}
+
+// ErrFrameSize is returned by Step for a frame of another size than the
+// key frame's.
+var ErrFrameSize = errors.New("tracker: frame size differs from the key frame's")
+
+// New starts tracking markers at the given pixel positions on the key frame
+// (w x h gray pixels). It returns the key frame's points: where the markers
+// were placed, confidence 1.
+func New(p Params, key []byte, w, h int, at [][2]float64) (*Tracker, []Point, error) {
+	p, err := p.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	if w <= 0 || h <= 0 || len(key) != w*h {
+		return nil, nil, fmt.Errorf("tracker: key frame of %d bytes for %dx%d", len(key), w, h)
+	}
+	t := &Tracker{p: p, w: w, h: h, markers: make([]marker, len(at))}
+	im := image{w: w, h: h, pix: key}
+	ts := 2*p.TemplateRadius + 1
+	pts := make([]Point, len(at))
+	for i, xy := range at {
+		x, y := xy[0], xy[1]
+		if math.IsNaN(x) || math.IsNaN(y) || x < 0 || y < 0 || x > float64(w-1) || y > float64(h-1) {
+			return nil, nil, fmt.Errorf("tracker: marker %d at %v,%v is outside the %dx%d frame", i, x, y, w, h)
+		}
+		m := &t.markers[i]
+		m.x, m.y, m.conf = x, y, 1
+		m.key = make([]float32, ts*ts)
+		cut(im, x, y, p.TemplateRadius, m.key)
+		m.cur = append([]float32(nil), m.key...)
+		pts[i] = Point{X: x, Y: y, Confidence: 1}
+	}
+	t.scratch = make([]scratch, len(at))
+	return t, pts, nil
+}
+
+// Size returns the frame size the tracker expects.
+func (t *Tracker) Size() (int, int) { return t.w, t.h }
+
+// Params returns the parameters in use (defaults filled in).
+func (t *Tracker) Params() Params { return t.p }
+
+// Step tracks every marker into the next frame and returns their points,
+// in the order of the markers given to New. Markers are tracked in
+// parallel when there are several and more than one CPU.
+func (t *Tracker) Step(gray []byte) ([]Point, error) {
+	if len(gray) != t.w*t.h {
+		return nil, ErrFrameSize
+	}
+	im := image{w: t.w, h: t.h, pix: gray}
+	pts := make([]Point, len(t.markers))
+	if len(t.scratch) != len(t.markers) {
+		t.scratch = make([]scratch, len(t.markers))
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(t.markers))
+	if workers <= 1 {
+		for i := range t.markers {
+			pts[i] = t.track(im, i)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(t.markers); i += workers {
+					pts[i] = t.track(im, i)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	t.steps++
+	return pts, nil
+}
+
+// track moves marker i into the frame im.
+func (t *Tracker) track(im image, i int) Point {
+	m, sc, p := &t.markers[i], &t.scratch[i], t.p
+	r := p.TemplateRadius
+	k := float64(m.lostFor + 1)
+	px := clamp(m.x+m.vx*k, 0, float64(t.w-1))
+	py := clamp(m.y+m.vy*k, 0, float64(t.h-1))
+	cx, cy := int(math.Round(px)), int(math.Round(py))
+
+	var best match
+	threshold := p.MinConfidence
+	if m.lostFor == 0 {
+		prepare(m.cur, &sc.a)
+		best = sc.s.search(im, &sc.a, r, cx, cy, p.SearchRadius)
+		if best.edge && best.score >= p.MinConfidence {
+			// The marker moved further than predicted: search again around
+			// the edge position (once), keeping the better match.
+			if again := sc.s.search(im, &sc.a, r, int(math.Round(best.x)), int(math.Round(best.y)), p.SearchRadius); again.score > best.score {
+				best = again
+			}
+		}
+	} else {
+		// Lost: a wider window around where the motion would have taken it,
+		// with both the evolved and the key frame's template.
+		threshold = p.ReacquireConfidence
+		prepare(m.cur, &sc.a)
+		best = sc.s.search(im, &sc.a, r, cx, cy, p.LostSearchRadius)
+		prepare(m.key, &sc.b)
+		if withKey := sc.s.search(im, &sc.b, r, cx, cy, p.LostSearchRadius); withKey.score > best.score {
+			best = withKey
+		}
+	}
+	conf := clamp(best.score, 0, 1)
+	if best.score < threshold || best.x < 0 || best.y < 0 || best.x > float64(t.w-1) || best.y > float64(t.h-1) {
+		m.lostFor++
+		m.conf = conf
+		return Point{Confidence: conf, Lost: true}
+	}
+	tpl := m.cur
+	if m.lostFor > 0 {
+		tpl = m.key
+	}
+	if x, y, ok := refine(im, tpl, r, best.x, best.y); ok && x >= 0 && y >= 0 && x <= float64(t.w-1) && y <= float64(t.h-1) {
+		best.x, best.y = x, y
+	}
+	m.vx, m.vy = (best.x-m.x)/k, (best.y-m.y)/k
+	m.x, m.y, m.lostFor, m.conf = best.x, best.y, 0, conf
+	if best.score >= p.EvolveConfidence && (p.Evolve > 0 || p.Tether > 0) {
+		if len(sc.patch) != len(m.cur) {
+			sc.patch = make([]float32, len(m.cur))
+		}
+		cut(im, best.x, best.y, r, sc.patch)
+		e, te := float32(p.Evolve), float32(p.Tether)
+		for j := range m.cur {
+			v := m.cur[j]*(1-e) + sc.patch[j]*e
+			m.cur[j] = v*(1-te) + m.key[j]*te
+		}
+	}
+	return Point{X: best.x, Y: best.y, Confidence: conf}
+}
+
+func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }

@@ -57,13 +57,20 @@ var scenarios = []scenario{
 
 		a.clock.Advance(1234 * time.Millisecond)
 		al.open(id).want(201)
-		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:01.234Z"}
+		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:01.234Z",
+			LastActiveAt: "2026-12-02T12:00:01.234Z", ExpiresAt: "2026-12-02T12:15:01.234Z", Yours: true}
 		al.do("GET", "/movies", nil).want(200).decode(&list)
-		if s := findMovie(t, list, id); s.Lock == nil || *s.Lock != want {
-			t.Fatalf("listed lock %+v, want %+v", s.Lock, want)
+		if s := findMovie(t, list, id); s.Lock == nil || *s.Lock != want || s.FrameCount != 300 {
+			t.Fatalf("listed lock %+v (frame count %d), want %+v", s.Lock, s.FrameCount, want)
 		}
 		if d := al.get(id).want(200).detail(); d.Lock == nil || *d.Lock != want {
 			t.Fatalf("metadata lock %+v, want %+v", d.Lock, want)
+		}
+		// Another user sees the same lock, not as theirs.
+		notYours := want
+		notYours.Yours = false
+		if d := a.bob().get(id).want(200).detail(); d.Lock == nil || *d.Lock != notYours {
+			t.Fatalf("Bob sees the lock as %+v, want %+v", d.Lock, notYours)
 		}
 	}},
 
@@ -243,13 +250,15 @@ var scenarios = []scenario{
 			t.Fatalf("row after trace start: %+v", m.Lease)
 		}
 		d := al.get(id).want(200).detail()
-		want := httpapi.LockView{Kind: domain.LeaseTracing, UserName: alice[1], StartedAt: "2026-12-02T12:01:00.000Z"}
+		want := httpapi.LockView{Kind: domain.LeaseTracing, UserName: alice[1], StartedAt: "2026-12-02T12:01:00.000Z",
+			LastActiveAt: "2026-12-02T12:01:00.000Z", ExpiresAt: "2026-12-02T12:16:00.000Z", Yours: true}
 		if d.Status != domain.StatusTracing || d.Lock == nil || *d.Lock != want {
 			t.Fatalf("metadata while tracing: status %s lock %+v", d.Status, d.Lock)
 		}
 		// The old analysis lease is gone: edits and heartbeats are refused.
 		p := al.editInterval(id, 2).problem(409, domain.CodeTracingInProgress)
-		if p.Holder == nil || *p.Holder != want {
+		inProblem := httpapi.LockView{Kind: want.Kind, UserName: want.UserName, StartedAt: want.StartedAt}
+		if p.Holder == nil || *p.Holder != inProblem {
 			t.Fatalf("holder %+v", p.Holder)
 		}
 		al.heartbeat(id).problem(409, domain.CodeLeaseLost)

@@ -159,7 +159,7 @@ func TestSmokeEveryRoute(t *testing.T) {
 			t.Fatalf("GET %s: Content-Type %q", path, r.header.Get("Content-Type"))
 		}
 	}
-	if r := anon.call("GET", "/", nil); !bytes.Contains(r.body, []byte(`<script src="/app.js"`)) {
+	if r := anon.call("GET", "/", nil); !bytes.Contains(r.body, []byte(`<script type="module" src="/app.js"`)) {
 		t.Fatalf("the page does not load app.js: %s", r.body)
 	}
 

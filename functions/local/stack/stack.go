@@ -46,6 +46,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
 	"github.com/movietrace/tracinglocks/functions/local/web"
+	"github.com/movietrace/tracinglocks/functions/local/webauth"
 )
 
 // Options configure a stack. Only the two endpoints are required.
@@ -106,6 +107,9 @@ type Options struct {
 	// without an Authorization header (curl, tests). Without SignIn the
 	// development identity is the only one.
 	DevAuth bool
+	// SignInTokenTTL is the lifetime of the tokens the local provider
+	// issues (default 10 min); tests make it short to see renewals.
+	SignInTokenTTL time.Duration
 }
 
 // Stack is a running local stack.
@@ -269,6 +273,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	web.Register(mux)
+	webauth.Register(mux)
 	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
 	mux.Handle("/", parts.api)
 	s.server = &http.Server{

@@ -43,6 +43,7 @@ const (
 	FieldLeaseHeartbeatAt Field = "Lease.HeartbeatAt"
 	FieldLeaseExpiresAt   Field = "Lease.ExpiresAt"
 	FieldLeaseClaimed     Field = "Lease.Claimed"
+	FieldLeaseSegment     Field = "Lease.Segment"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -51,7 +52,7 @@ var Fields = []Field{
 	FieldID, FieldFrameCount, FieldStatus, FieldMarkers, FieldTrimStart, FieldTrimEnd, FieldCaptureInterval,
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
-	FieldLeaseClaimed,
+	FieldLeaseClaimed, FieldLeaseSegment,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

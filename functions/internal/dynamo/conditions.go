@@ -38,6 +38,10 @@ var attributes = map[domain.Field]string{
 	domain.FieldLeaseExpiresAt:   events.AttrLeaseExpiresAt,
 	domain.FieldLeaseClaimed:     events.AttrLeaseClaimed,
 	domain.FieldLeaseSegment:     events.AttrLeaseSegment,
+	domain.FieldFrameRate:        events.AttrFrameRate,
+	domain.FieldVideo:            events.AttrVideo,
+	domain.FieldIngestFailure:    events.AttrIngestFailure,
+	domain.FieldUploadExpiresAt:  events.AttrUploadExpiresAt,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -68,6 +72,8 @@ func stored(v any) any {
 		return events.NewJobItem(v)
 	case []domain.Marker:
 		return events.NewMarkerItems(v)
+	case domain.Video:
+		return events.NewVideoItem(v)
 	}
 	return v
 }

@@ -26,7 +26,7 @@ func (h *Handler) listMovies(w http.ResponseWriter, r *http.Request, c call) err
 	})
 	out := MovieList{Movies: make([]MovieSummary, len(movies))}
 	for i, m := range movies {
-		out.Movies[i] = summary(m, c.now)
+		out.Movies[i] = summary(m, c.now, c.user)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -37,7 +37,7 @@ func (h *Handler) getMovie(w http.ResponseWriter, r *http.Request, c call) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, detail(m, c.now))
+	return writeJSON(w, http.StatusOK, detail(m, c.now, c.user))
 }
 
 // leaseHeader returns the Lease-Id header: "" when absent, a 400 when sent
@@ -77,7 +77,7 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, c call, cmd func(
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, detail(m, c.now))
+	return writeJSON(w, http.StatusOK, detail(m, c.now, c.user))
 }
 
 // PUT /movies/{id}/markers

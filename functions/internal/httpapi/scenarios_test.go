@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,13 +58,20 @@ var scenarios = []scenario{
 
 		a.clock.Advance(1234 * time.Millisecond)
 		al.open(id).want(201)
-		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:01.234Z"}
+		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:01.234Z",
+			LastActiveAt: "2026-12-02T12:00:01.234Z", ExpiresAt: "2026-12-02T12:15:01.234Z", Yours: true}
 		al.do("GET", "/movies", nil).want(200).decode(&list)
-		if s := findMovie(t, list, id); s.Lock == nil || *s.Lock != want {
-			t.Fatalf("listed lock %+v, want %+v", s.Lock, want)
+		if s := findMovie(t, list, id); s.Lock == nil || *s.Lock != want || s.FrameCount != 300 {
+			t.Fatalf("listed lock %+v (frame count %d), want %+v", s.Lock, s.FrameCount, want)
 		}
 		if d := al.get(id).want(200).detail(); d.Lock == nil || *d.Lock != want {
 			t.Fatalf("metadata lock %+v, want %+v", d.Lock, want)
+		}
+		// Another user sees the same lock, not as theirs.
+		notYours := want
+		notYours.Yours = false
+		if d := a.bob().get(id).want(200).detail(); d.Lock == nil || *d.Lock != notYours {
+			t.Fatalf("Bob sees the lock as %+v, want %+v", d.Lock, notYours)
 		}
 	}},
 
@@ -243,13 +251,15 @@ var scenarios = []scenario{
 			t.Fatalf("row after trace start: %+v", m.Lease)
 		}
 		d := al.get(id).want(200).detail()
-		want := httpapi.LockView{Kind: domain.LeaseTracing, UserName: alice[1], StartedAt: "2026-12-02T12:01:00.000Z"}
+		want := httpapi.LockView{Kind: domain.LeaseTracing, UserName: alice[1], StartedAt: "2026-12-02T12:01:00.000Z",
+			LastActiveAt: "2026-12-02T12:01:00.000Z", ExpiresAt: "2026-12-02T12:16:00.000Z", Yours: true}
 		if d.Status != domain.StatusTracing || d.Lock == nil || *d.Lock != want {
 			t.Fatalf("metadata while tracing: status %s lock %+v", d.Status, d.Lock)
 		}
 		// The old analysis lease is gone: edits and heartbeats are refused.
 		p := al.editInterval(id, 2).problem(409, domain.CodeTracingInProgress)
-		if p.Holder == nil || *p.Holder != want {
+		inProblem := httpapi.LockView{Kind: want.Kind, UserName: want.UserName, StartedAt: want.StartedAt}
+		if p.Holder == nil || *p.Holder != inProblem {
 			t.Fatalf("holder %+v", p.Holder)
 		}
 		al.heartbeat(id).problem(409, domain.CodeLeaseLost)
@@ -366,14 +376,14 @@ var scenarios = []scenario{
 		frames := []domain.Frame{
 			{Index: 0, Points: []domain.Point{{MarkerID: "m1", X: 0.5, Y: 0.5}}},
 			{Index: 1, Points: []domain.Point{{MarkerID: "m1", X: 0.51, Y: 0.49}}},
-			{Index: 2, Points: []domain.Point{{MarkerID: "m1", X: 0.52, Y: 0.48}}},
+			{Index: 2, Points: []domain.Point{{MarkerID: "m1", Lost: true, Confidence: 0.25}}},
 		}
 		a.runJob(id, frames, false)
 
 		// While the trace is live, another browser still reads results.
 		var page httpapi.FramePage
 		bo.do("GET", "/movies/"+id+"/frames?limit=2", nil).want(200).decode(&page)
-		if len(page.Frames) != 2 || page.Next == nil || *page.Next != 2 || page.Frames[1].Points[0] != (httpapi.PointView{MarkerID: "m1", X: 0.51, Y: 0.49}) {
+		if len(page.Frames) != 2 || page.Next == nil || *page.Next != 2 || !reflect.DeepEqual(page.Frames[1].Points[0], httpapi.NewPointView(domain.Point{MarkerID: "m1", X: 0.51, Y: 0.49})) {
 			t.Fatalf("first page %+v", page)
 		}
 		r := bo.do("GET", "/movies/"+id+"/frames?from=2&limit=2", nil).want(200)
@@ -384,18 +394,21 @@ var scenarios = []scenario{
 		if strings.Contains(string(r.body), ts.JobID) {
 			t.Fatal("frames expose the live job ID")
 		}
+		if !strings.Contains(string(r.body), `{"markerId":"m1","x":null,"y":null,"px":null,"py":null,"confidence":0.25,"lost":true}`) {
+			t.Fatalf("a lost point is not shown without coordinates: %s", r.body)
+		}
 		csv := bo.do("GET", "/movies/"+id+"/frames?format=csv&limit=2", nil).want(200)
 		if ct := csv.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
 			t.Fatalf("content type %q", ct)
 		}
-		if got, want := string(csv.body), "frame,markerId,x,y\n0,m1,0.5,0.5\n1,m1,0.51,0.49\n"; got != want {
+		if got, want := string(csv.body), "frame,markerId,x,y,px,py,confidence,lost\n0,m1,0.5,0.5,0,0,0,false\n1,m1,0.51,0.49,0,0,0,false\n"; got != want {
 			t.Fatalf("csv %q, want %q", got, want)
 		}
 		if link := csv.header.Get("Link"); link != `</movies/`+id+`/frames?format=csv&from=2&limit=2>; rel="next"` {
 			t.Fatalf("Link %q", link)
 		}
 		accept := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv")).want(200)
-		if !strings.HasPrefix(string(accept.body), "frame,markerId,x,y\n") {
+		if !strings.HasPrefix(string(accept.body), "frame,markerId,x,y,px,py,confidence,lost\n") {
 			t.Fatalf("Accept: text/csv gave %s", accept.body)
 		}
 		both := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv, application/json")).want(200)

@@ -22,17 +22,31 @@ type LockView struct {
 	Kind      domain.LeaseKind `json:"kind"`
 	UserName  string           `json:"userName"`
 	StartedAt string           `json:"startedAt"`
+	// LastActiveAt is the holder's last heartbeat (or trace progress), and
+	// ExpiresAt when the lease lapses unless renewed. Absent in problems.
+	LastActiveAt string `json:"lastActiveAt,omitempty"`
+	ExpiresAt    string `json:"expiresAt,omitempty"`
+	// Yours is true when the caller is the holder (another tab of theirs, or
+	// the trace they started). Absent in problems.
+	Yours bool `json:"yours,omitempty"`
 }
 
 func lockView(h domain.Holder) LockView {
 	return LockView{Kind: h.Kind, UserName: h.UserName, StartedAt: formatTime(h.StartedAt)}
 }
 
-func lockOrNil(h *domain.Holder) *LockView {
+// liveLock is the live lease of m at now as caller may see it, or nil.
+func liveLock(m domain.Movie, now time.Time, caller domain.User) *LockView {
+	h := m.Lock(now)
 	if h == nil {
 		return nil
 	}
 	v := lockView(*h)
+	if l := m.LiveLease(now); l != nil {
+		v.LastActiveAt = formatTime(l.HeartbeatAt)
+		v.ExpiresAt = formatTime(l.ExpiresAt)
+	}
+	v.Yours = caller.ID != "" && h.UserID == caller.ID
 	return &v
 }
 
@@ -49,6 +63,9 @@ type MovieSummary struct {
 	Status   domain.Status `json:"status"`
 	Progress ProgressView  `json:"progress"`
 	Lock     *LockView     `json:"lock"`
+	// FrameCount is the movie's length, so that a list can say how much of
+	// the movie (not only of the last trace) is traced.
+	FrameCount int `json:"frameCount"`
 }
 
 // MovieList is GET /movies.
@@ -80,6 +97,8 @@ type JobView struct {
 	Frames         int           `json:"frames"`
 	FailureSummary string        `json:"failureSummary,omitempty"`
 	UserName       string        `json:"userName"`
+	// Yours is true when the caller started this trace.
+	Yours bool `json:"yours,omitempty"`
 }
 
 // MovieDetail is GET /movies/{id} and the 200 of every edit.
@@ -98,21 +117,22 @@ type MovieDetail struct {
 	Version         int64         `json:"version"`
 }
 
-func summary(m domain.Movie, now time.Time) MovieSummary {
+func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
 	v := m.View(now)
 	return MovieSummary{
 		ID: m.ID, Title: m.Title, Status: v.Status,
-		Progress: ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
-		Lock:     lockOrNil(v.Lock),
+		Progress:   ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
+		Lock:       liveLock(m, now, caller),
+		FrameCount: m.FrameCount,
 	}
 }
 
-func detail(m domain.Movie, now time.Time) MovieDetail {
+func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 	v := m.View(now)
 	d := MovieDetail{
 		ID: m.ID, Title: m.Title, Status: v.Status,
 		Progress:        ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
-		Lock:            lockOrNil(v.Lock),
+		Lock:            liveLock(m, now, caller),
 		FrameCount:      m.FrameCount,
 		FrameRate:       m.FrameRate,
 		Markers:         make([]MarkerView, len(m.Settings.Markers)),
@@ -128,6 +148,7 @@ func detail(m domain.Movie, now time.Time) MovieDetail {
 			JobID: j.JobID, Status: j.Status, FromFrame: j.FromFrame,
 			StartedAt: formatTime(j.StartedAt), FinishedAt: formatTime(j.FinishedAt),
 			Frames: j.Frames, FailureSummary: j.FailureSummary, UserName: j.UserName,
+			Yours: caller.ID != "" && j.UserID == caller.ID,
 		}
 	}
 	return d

@@ -1,17 +1,16 @@
-// Package e2e drives the Analyze page in two headless Chromium browsers
+// Package e2e drives the Analyze page in headless Chromium browsers
 // (Debian's chromium through chromedp) against the local stack, started
 // in-process exactly as `make run` starts it, on the emulators `make test`
-// provides. Screenshots go to testoutput/e2e/ at the repository root.
+// provides. Screenshots go to testoutput/e2e/<test>/ at the repository root.
+//
+// The comments "defect N" name the defects of issue 15 each check covers.
 package e2e
 
 import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"os"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
-	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
 
 const (
@@ -34,97 +30,156 @@ const (
 	wantFrames = frameCount / interval
 )
 
-// TestTwoBrowsersEditViewTraceAndReopen is the issue's end-to-end check:
-// Alice edits; Bob, in another browser, is view-only with Alice's name and
-// start time and disabled edit controls, while playback and downloads work;
-// Alice starts a trace and both see its progress; Alice leaves mid-trace,
-// reopens Analyze and still sees progress; the results load in both.
+const (
+	banner   = `document.querySelector('#lease-banner')`
+	detail   = `document.querySelector('#lease-detail')`
+	written  = `+document.querySelector('#progress-text').dataset.written`
+	progress = `!document.querySelector('#progress-panel').hidden && ` + written + ` > 0`
+	holds    = `document.querySelector('#downloads-note').dataset.holds`
+)
+
+// TestTwoBrowsersEditViewTraceAndReopen: Alice edits; Bob, in another
+// browser, is view-only with Alice's name, start time, last activity and
+// expiry, while playback and downloads work; Alice starts a trace with the
+// settings on her screen and both see its progress; Alice leaves mid-trace,
+// reopens and still sees progress; the results load in both; Alice's lease
+// is taken away and her page says so; Bob's trace of another movie fails and
+// the page's numbers agree.
 func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	began := time.Now()
 	out := outputDir(t)
 	st := startStack(t, out)
-	t.Logf("stack up in %s", time.Since(began).Round(time.Millisecond))
 	tabs := newTabs(t, out, "alice", "bob")
 	alice, bob := tabs[0], tabs[1]
+	alice.spy()
+	bob.spy()
 	t.Logf("stack and two browsers up in %s", time.Since(began).Round(time.Millisecond))
 
 	lockOf := `document.querySelector('[data-testid="lock-` + movieID + `"]')`
+	progressOf := `document.querySelector('[data-testid="progress-` + movieID + `"]').textContent`
 	analyzeLink := chromedp.CSS(`[data-testid="analyze-` + movieID + `"]`)
-	banner := `document.querySelector('#lease-banner')`
-	written := `+document.querySelector('#progress-text').dataset.written`
-	progressShown := `!document.querySelector('#progress-panel').hidden && ` + written + ` > 0`
 
-	// Alice opens the page, picks her name and opens Analyze: she edits.
 	signIn(alice, st.URL, "Alice")
 	alice.waitJS("the list shows the movie, free", lockOf+`?.dataset.kind === ""`)
 	alice.shot("01-alice-list")
 	alice.do("open Analyze", chromedp.Click(analyzeLink))
-	alice.waitJS("Alice holds the lease", banner+`.dataset.mode === 'edit' && !document.querySelector('#save-trim').disabled`)
+	alice.waitJS("Alice holds the lease", banner+`.dataset.mode === 'edit' && !document.querySelector('#start-trace').disabled`)
+	if id := alice.activeID(); id != "movie-title" { // defect 14
+		t.Errorf("after opening Analyze the focus is on %q, want the movie's title", id)
+	}
+	if got := alice.str(holds); got != "none" || !eval[bool](alice, `document.querySelector('#download-csv').disabled`) { // defect 9
+		t.Errorf("with nothing traced the downloads hold %q (disabled: %v)", got, eval[bool](alice, `document.querySelector('#download-csv').disabled`))
+	}
+
+	// Defect 13: the API refuses a trace without markers; the error sits
+	// next to the markers, in words a person uses.
+	alice.do("start a trace without markers", chromedp.Click(chromedp.ID("start-trace")))
+	alice.waitJS("the markers error shows", `!document.querySelector('#markers-error').hidden`)
+	if got := alice.str(`document.querySelector('#markers-error').textContent`); !strings.Contains(got, "Place at least one marker") {
+		t.Errorf("the markers error says %q", got)
+	}
+	alice.noInternalWords("after a refused trace")
+
+	// Defect 1: a start frame typed on one movie does not follow Alice to
+	// the next one.
+	alice.typeInto("from-frame", "37")
+	alice.do("back to the list", chromedp.Click(chromedp.ID("back")))
+	alice.waitJS("the list has the focus", `document.activeElement.id === 'list-title'`) // defect 14
+	alice.do("open the other movie", chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+failingID+`"]`)))
+	alice.waitJS("the other movie is open", `document.querySelector('#movie-title').textContent === 'Damaged end-to-end movie' && `+banner+`.dataset.mode === 'edit'`)
+	if got := alice.str(`document.querySelector('#from-frame').value`); got != "0" {
+		t.Errorf("the other movie's start frame shows %q, carried over from the first movie", got)
+	}
+	alice.do("back to the list", chromedp.Click(chromedp.ID("back")))
+	alice.do("open Analyze again", chromedp.Click(analyzeLink))
+	alice.waitJS("Alice edits again", banner+`.dataset.mode === 'edit' && document.querySelector('#movie-title').textContent === 'End-to-end movie'`)
+	if got := alice.str(`document.querySelector('#from-frame').value`); got != "0" {
+		t.Errorf("reopened, the start frame shows %q", got)
+	}
 	alice.do("place a marker on the frame", chromedp.Click(chromedp.ID("player")))
 	alice.waitJS("the marker is saved", `document.querySelectorAll('#markers li').length === 1`)
-	alice.do("set the capture interval", chromedp.SetValue(chromedp.ID("capture-interval"), fmt.Sprint(interval)),
-		chromedp.Click(chromedp.ID("save-interval")))
-	alice.waitJS("the interval is saved", `document.querySelector('#message').textContent === 'Capture interval saved.'`)
 	m := getMovie(t, st, movieID)
-	if len(m.Markers) != 1 || m.CaptureInterval != interval || m.Lock == nil || m.Lock.Kind != domain.LeaseAnalysis || m.Lock.UserName != "Alice" {
-		t.Fatalf("after Alice's edits the API shows markers %v, interval %d, lock %+v", m.Markers, m.CaptureInterval, m.Lock)
+	if len(m.Markers) != 1 || m.Lock == nil || m.Lock.Kind != domain.LeaseAnalysis || m.Lock.UserName != "Alice" {
+		t.Fatalf("after Alice's edit the API shows markers %v, lock %+v", m.Markers, m.Lock)
 	}
 	alice.shot("02-alice-editing")
 
-	// Bob sees Alice's lock in the list, then a view-only Analyze naming
-	// her and the time she started, with every edit control disabled.
+	// Bob sees Alice's lock in the list, then a view-only Analyze naming her,
+	// when she started, when she was last active and when the lock lapses.
 	signIn(bob, st.URL, "Bob")
 	bob.waitJS("the list shows Alice's lock", lockOf+`?.dataset.kind === 'analysis' && `+lockOf+`.textContent.includes('Alice editing since')`)
-	if got := eval[string](bob, lockOf+`.querySelector('time').dateTime`); got != m.Lock.StartedAt {
+	if got := bob.str(lockOf + `.querySelector('time').dateTime`); got != m.Lock.StartedAt {
 		t.Fatalf("the list shows the lock's start as %q, the API says %q", got, m.Lock.StartedAt)
 	}
 	bob.shot("03-bob-list")
 	bob.do("open Analyze", chromedp.Click(analyzeLink))
 	bob.waitJS("Bob is view-only", banner+`.dataset.mode === 'view'`)
-	if got := eval[string](bob, banner+`.textContent`); !strings.Contains(got, "View only: Alice has been editing since") {
+	if got := bob.str(banner + `.textContent`); !strings.Contains(got, "View only: Alice is editing this movie (since") {
 		t.Fatalf("Bob's banner says %q", got)
 	}
-	if got := eval[string](bob, `document.querySelector('[data-testid="holder-since"]').dateTime`); got != m.Lock.StartedAt {
+	if got := bob.str(`document.querySelector('[data-testid="holder-since"]').dateTime`); got != m.Lock.StartedAt {
 		t.Fatalf("Bob's banner gives the start as %q, the API says %q", got, m.Lock.StartedAt)
 	}
-	if n := eval[int](bob, `[...document.querySelectorAll('.edit input, .edit button')].filter(e => !e.disabled).length`); n != 0 {
+	// Defect 12: the holder's last activity and the lock's expiry.
+	bob.waitJS("the detail gives the holder's last activity", `!!`+detail+`.querySelector('[data-testid="holder-active"]') && !!`+detail+`.querySelector('[data-testid="holder-expires"]')`)
+	now := getMovie(t, st, movieID).Lock
+	active, expires := bob.str(detail+`.querySelector('[data-testid="holder-active"]').dateTime`), bob.str(detail+`.querySelector('[data-testid="holder-expires"]').dateTime`)
+	if exp, _ := time.Parse(time.RFC3339, expires); active == "" || exp.Before(time.Now()) || now == nil {
+		t.Errorf("Bob's page says Alice was last active %q and the lock lapses %q (API: %+v)", active, expires, now)
+	}
+	if n := eval[int](bob, `[...document.querySelectorAll('.edit-control')].filter(e => !e.disabled).length`); n != 0 {
 		t.Fatalf("%d edit controls are enabled for Bob", n)
 	}
-	if n := eval[int](bob, `document.querySelectorAll('.edit input, .edit button').length`); n < 8 { // trim x3, interval x2, trace x2, marker x2
+	if n := eval[int](bob, `document.querySelectorAll('.edit-control').length`); n < 10 {
 		t.Fatalf("only %d edit controls found: the page changed, update the test", n)
 	}
-	if !eval[bool](bob, `['play', 'frame-slider', 'download-json', 'download-csv'].every(id => !document.getElementById(id).disabled)`) {
-		t.Fatal("playback or downloads are disabled for Bob")
+	if !eval[bool](bob, `['play', 'frame-slider', 'prev-frame', 'next-frame'].every(id => !document.getElementById(id).disabled)`) {
+		t.Fatal("playback is disabled for Bob")
 	}
 	bob.do("click the frame (places nothing when view-only)", chromedp.Click(chromedp.ID("player")))
 	bob.do("play", chromedp.Click(chromedp.ID("play")))
 	bob.waitJS("playback advances", `+document.querySelector('#frame-label').textContent >= 10`)
 	bob.do("pause", chromedp.Click(chromedp.ID("play")))
-	// The API, not only the page, refuses Bob's writes.
-	refused := eval[string](bob, `fetch('/movies/`+movieID+`/markers', {method: 'PUT', headers: {'Content-Type': 'application/json',
+	// Defect 14: the live banner is not announced again while nothing changes.
+	eval[bool](bob, `(window.__mutations = 0, new MutationObserver(ms => window.__mutations += ms.length).observe(`+banner+`, {childList: true, subtree: true, characterData: true}), true)`)
+	bob.waitPolls(3)
+	if n := eval[int](bob, `window.__mutations`); n != 0 {
+		t.Errorf("the live banner changed %d times in three polls that changed nothing", n)
+	}
+	refused := bob.str(`fetch('/movies/` + movieID + `/markers', {method: 'PUT', headers: {'Content-Type': 'application/json',
 		'X-Dev-User': 'dev-bob', 'X-Dev-User-Name': 'Bob', 'Lease-Id': '0123456789abcdef0123456789abcdef'},
 		body: JSON.stringify({markers: []})}).then(async r => r.status + ' ' + (await r.json()).code)`)
 	if refused != "409 lease_held" {
 		t.Fatalf("Bob's direct marker write got %q, want 409 lease_held", refused)
 	}
-	if m := getMovie(t, st, movieID); len(m.Markers) != 1 {
-		t.Fatalf("Bob changed the markers: %v", m.Markers)
-	}
 	bob.shot("04-bob-view-only")
 
-	// Alice starts the trace; both see its progress.
+	// Defect 3: Alice types a capture interval and does not save it; Start
+	// trace traces with what her screen shows.
+	alice.typeInto("capture-interval", fmt.Sprint(interval))
+	alice.waitJS("the form says it is not saved", `document.querySelector('#settings-state').textContent.includes('Not saved')`)
 	alice.do("start the trace", chromedp.Click(chromedp.ID("start-trace")))
-	alice.waitJS("Alice sees progress", progressShown)
-	if got := eval[string](alice, `document.querySelector('[data-testid="progress-safe"]').textContent`); !strings.Contains(got, "safe to leave this page") {
+	alice.waitJS("Alice sees progress", progress)
+	if got := getMovie(t, st, movieID); got.CaptureInterval != interval || got.Progress.TotalFrames != wantFrames {
+		t.Fatalf("the trace runs with interval %d and %d frames; the screen said %d", got.CaptureInterval, got.Progress.TotalFrames, interval)
+	}
+	alice.waitJS("the focus moves to the progress", `document.activeElement.id === 'progress-title'`) // defect 14
+	if got := alice.str(banner + `.textContent`); !strings.HasPrefix(got, "You started this trace at") { // defect 8
+		t.Errorf("Alice's banner says %q", got)
+	}
+	if got := alice.str(`document.querySelector('[data-testid="progress-safe"]').textContent`); !strings.Contains(got, "safe to leave this page") {
 		t.Fatalf("the progress message says %q", got)
 	}
+	if got := alice.str(`document.querySelector('#progress-bar').getAttribute('aria-label')`); got == "" { // defect 14
+		t.Error("the progress bar has no accessible name")
+	}
 	alice.shot("05-alice-tracing")
-	bob.waitJS("Bob sees progress", progressShown)
-	bob.waitJS("Bob's banner names the trace's starter", banner+`.textContent.includes('a trace started by Alice is running since')`)
+	bob.waitJS("Bob sees progress", progress)
+	bob.waitJS("Bob's banner names the trace's starter", banner+`.textContent.includes('View only: Alice started a trace at')`)
+	bob.waitJS("Bob's downloads say they are partial", holds+` === 'partial'`) // defect 9
 	bob.shot("06-bob-tracing")
 
-	// Alice leaves mid-trace. Her page's pagehide beacon must not touch
-	// the tracing lease.
+	// Alice leaves mid-trace: her pagehide beacon leaves the tracing lease.
 	alice.do("leave the page", chromedp.Navigate("about:blank"))
 	time.Sleep(300 * time.Millisecond) // let the beacon land
 	mid := getMovie(t, st, movieID)
@@ -135,167 +190,112 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 		t.Fatalf("the trace finished before Alice could reopen Analyze: make the stack's FrameDelay longer")
 	}
 	alice.do("reopen Analyze", chromedp.Navigate(st.URL+"#/movies/"+movieID))
-	alice.waitJS("the reopened page shows progress", progressShown)
+	alice.waitJS("the reopened page shows progress", progress)
 	seen := eval[int](alice, written)
 	alice.shot("07-alice-reopened-mid-trace")
 	alice.waitJS("progress goes on", written+` > `+fmt.Sprint(seen)+` || document.querySelector('#movie-status').dataset.status === 'traced'`)
 
-	// The results load in both browsers.
 	results := `document.querySelector('#results').dataset.count === '` + fmt.Sprint(wantFrames) + `'`
 	alice.waitJS("Alice's page loads the results", results)
 	bob.waitJS("Bob's page loads the results", results)
 	done := getMovie(t, st, movieID)
-	if done.Status != domain.StatusTraced || done.LastJob == nil || done.LastJob.Frames != wantFrames || done.LastJob.UserName != "Alice" {
+	if done.Status != domain.StatusTraced || done.LastJob == nil || done.LastJob.Frames != wantFrames || done.LastJob.FromFrame != 0 {
 		t.Fatalf("after the trace: status %s, last job %+v", done.Status, done.LastJob)
 	}
-	// Alice's page goes on editing; Bob's stays view-only.
+	// Defect 2: the last trace's range is the frames it traced.
+	lastFrame := frameCount - interval
+	wantJob := fmt.Sprintf("Complete: %d frames (frames 0 to %d) traced by you", wantFrames, lastFrame)
+	alice.waitJS("Alice's last trace says what was traced", `document.querySelector('#last-job').textContent.startsWith(`+jsString(wantJob)+`)`)
+	bob.waitJS("Bob's says Alice traced it", `document.querySelector('#last-job').textContent.includes('traced by Alice')`)
+	bob.waitJS("Bob's downloads are complete", holds+` === 'complete'`) // defect 9
 	alice.waitJS("Alice edits again", banner+`.dataset.mode === 'edit'`)
-	bob.waitJS("Bob sees Alice editing again", banner+`.dataset.mode === 'view' && `+banner+`.textContent.includes('Alice has been editing')`)
+	bob.waitJS("Bob sees Alice editing again", banner+`.dataset.mode === 'view' && `+banner+`.textContent.includes('Alice is editing')`)
 	alice.do("show the last traced frame", chromedp.SetValue(chromedp.ID("frame-slider"), fmt.Sprint(frameCount-2)),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
 	alice.shot("08-alice-results")
 	bob.shot("09-bob-results")
 
-	// Bob, view-only, downloads the frames as CSV and as JSON.
 	bob.do("download CSV", chromedp.Click(chromedp.ID("download-csv")))
 	rows, err := csv.NewReader(strings.NewReader(string(bob.waitFile(movieID + "-frames.csv")))).ReadAll()
-	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,markerId,x,y" {
+	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,markerId,x,y,px,py,confidence,lost" {
 		t.Fatalf("CSV download: %d rows (%v), first %v; want a header and %d rows", len(rows), err, rows[:min(len(rows), 2)], wantFrames)
 	}
 	bob.do("download JSON", chromedp.Click(chromedp.ID("download-json")))
 	var doc struct {
+		Holds  string              `json:"holds"`
 		Frames []httpapi.FrameView `json:"frames"`
 	}
-	if err := json.Unmarshal(bob.waitFile(movieID+"-frames.json"), &doc); err != nil || len(doc.Frames) != wantFrames {
-		t.Fatalf("JSON download: %d frames (%v), want %d", len(doc.Frames), err, wantFrames)
+	if err := json.Unmarshal(bob.waitFile(movieID+"-frames.json"), &doc); err != nil || len(doc.Frames) != wantFrames || doc.Holds != "complete" {
+		t.Fatalf("JSON download: %d frames holding %q (%v), want %d complete", len(doc.Frames), doc.Holds, err, wantFrames)
 	}
 
-	// Alice closes her page: the beacon releases her analysis lease.
-	alice.do("leave the page", chromedp.Navigate("about:blank"))
-	waitFor(t, "Alice's lease is released", func() bool { return getMovie(t, st, movieID).Lock == nil })
+	// Defect 12: Alice's lease is taken away behind her page's back (its ID
+	// released through the beacon route): her page says so at the next poll,
+	// not at the next heartbeat.
+	leases := eval[[]string](alice, `window.__leases`)
+	releaseLease(t, st, movieID, leases[len(leases)-1])
+	alice.waitJS("Alice is told she is no longer editing", banner+`.dataset.mode === 'lost' && `+banner+`.textContent.startsWith('You are no longer editing')`)
+	if n := eval[int](alice, `[...document.querySelectorAll('.edit-control')].filter(e => !e.disabled).length`); n != 0 {
+		t.Errorf("%d edit controls stay enabled after Alice lost her lease", n)
+	}
+	alice.shot("10-alice-lost-lease")
 	bob.waitJS("Bob sees nobody editing", banner+`.dataset.mode === 'free' && !document.querySelector('#acquire').hidden`)
-	bob.shot("10-bob-after-alice-left")
+	alice.do("start editing again", chromedp.Click(chromedp.ID("acquire")))
+	alice.waitJS("Alice edits again", banner+`.dataset.mode === 'edit'`)
+	alice.do("close the page", chromedp.Navigate("about:blank"))
+	waitFor(t, "Alice's beacon releases her lease", func() bool { return getMovie(t, st, movieID).Lock == nil })
 
-	// Bob edits another movie; its trace fails, and the page shows the
-	// failure's safe summary.
+	// Defect 11: the list's progress is the movie's.
 	bob.do("back to the list", chromedp.Click(chromedp.ID("back")))
-	bob.do("open the damaged movie", chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+failingID+`"]`)))
-	bob.waitJS("Bob edits the damaged movie", banner+`.dataset.mode === 'edit' && !document.querySelector('#start-trace').disabled`)
-	bob.do("start its trace", chromedp.Click(chromedp.ID("start-trace")))
-	bob.waitJS("the failure is shown", `!document.querySelector('#failure-summary').hidden`)
-	summary := eval[string](bob, `document.querySelector('#failure-summary').textContent`)
-	if want := fmt.Sprintf("Why: The tracer failed at frame %d (an injected test failure).", failFrame); summary != want {
-		t.Fatalf("failure summary %q, want %q", summary, want)
-	}
-	if got := eval[string](bob, `document.querySelector('#movie-status').dataset.status`); got != string(domain.StatusFailed) {
-		t.Fatalf("status after the failure: %q", got)
-	}
-	bob.waitJS("Bob edits again after his failed trace", banner+`.dataset.mode === 'edit'`)
-	bob.shot("11-bob-failed-trace")
-	// Leaving Analyze inside the page releases the lease with DELETE.
-	if l := getMovie(t, st, failingID).Lock; l == nil || l.UserName != "Bob" {
-		t.Fatalf("Bob's lease on the damaged movie: %+v", l)
-	}
-	bob.do("back to the list", chromedp.Click(chromedp.ID("back")))
-	waitFor(t, "Bob's lease is released", func() bool { return getMovie(t, st, failingID).Lock == nil })
+	want := fmt.Sprintf("Done: %d traced frames over the %d frames of the movie", wantFrames, frameCount)
+	bob.waitJS("the list gives the movie's progress", progressOf+` === `+jsString(want))
+	bob.shot("11-bob-list-after-trace")
+
+	bobFailedTrace(t, bob)
 	t.Logf("screenshots in %s; whole test %s", out, time.Since(began).Round(time.Millisecond))
 }
 
-// signIn opens the page and picks the development identity.
-func signIn(b *tab, url, name string) {
-	b.t.Helper()
-	b.do("open the page and pick "+name,
-		chromedp.Navigate(url),
-		chromedp.WaitVisible(chromedp.ID("identity-name")),
-		chromedp.SetValue(chromedp.ID("identity-name"), name),
-		chromedp.Click(chromedp.ID("identity-use")),
-	)
-	b.waitJS("signed in as "+name, `document.querySelector('#identity-current').textContent === 'signed in as `+name+`'`)
+// bobFailedTrace: Bob's trace of the damaged movie fails; the page's numbers
+// agree with each other and with the results, and a next step is offered
+// (defect 10). A setting the page refuses is marked next to its field
+// (defect 13).
+func bobFailedTrace(t *testing.T, bob *tab) {
+	t.Helper()
+	bob.do("open the damaged movie", chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+failingID+`"]`)))
+	bob.waitJS("Bob edits the damaged movie", banner+`.dataset.mode === 'edit' && !document.querySelector('#start-trace').disabled`)
+	bob.typeInto("trim-end", "100000")
+	bob.do("start the trace", chromedp.Click(chromedp.ID("start-trace")))
+	bob.waitJS("the trim error is next to its field", `document.querySelector('#trim-end').getAttribute('aria-invalid') === 'true' && !document.querySelector('#trim-end-error').hidden`)
+	if id := bob.activeID(); id != "trim-end" {
+		t.Errorf("after the refusal the focus is on %q, want the refused field", id)
+	}
+	bob.noInternalWords("after a refused trim")
+	bob.shot("12-bob-field-error")
+	bob.typeInto("trim-end", "99")
+	bob.do("start its trace", chromedp.Click(chromedp.ID("start-trace")))
+	bob.waitJS("the failure is shown", `!document.querySelector('#failure-summary').hidden && document.querySelector('#results').dataset.count !== '0'`)
+	n := eval[int](bob, `+document.querySelector('#results').dataset.count`)
+	last := eval[int](bob, `+document.querySelector('#results').textContent.match(/to (\d+)\)/)[1]`)
+	job := bob.str(`document.querySelector('#last-job').textContent`)
+	if want := fmt.Sprintf("Failed: the trace you started saved %d frames (frames 0 to %d) before it stopped", n, last); !strings.HasPrefix(job, want) {
+		t.Errorf("the last trace says %q, want it to start %q (the results hold %d frames)", job, want, n)
+	}
+	summary := bob.str(`document.querySelector('#failure-summary').textContent`)
+	if want := fmt.Sprintf("Reason: The tracer failed at frame %d (an injected test failure). Nothing after frame %d was saved.", failFrame, last); summary != want {
+		t.Errorf("failure summary %q, want %q", summary, want)
+	}
+	if bob.str(holds) != "failed" || !strings.Contains(bob.str(`document.querySelector('#download-csv').textContent`), "failed trace") { // defect 9
+		t.Errorf("a failed trace's downloads hold %q", bob.str(holds))
+	}
+	bob.waitJS("Bob edits again after his failed trace", banner+`.dataset.mode === 'edit'`)
+	bob.waitJS("a next step is offered", `!document.querySelector('#next-step').hidden && document.querySelector('#next-step').textContent.includes('Retrace')`)
+	bob.noInternalWords("after a failed trace")
+	bob.shot("13-bob-failed-trace")
+	bob.do("back to the list", chromedp.Click(chromedp.ID("back")))
+	bob.waitJS("the list says what the failed trace saved", `document.querySelector('[data-testid="progress-`+failingID+`"]').textContent.startsWith('Stopped: '+`+fmt.Sprint(n)+`+' of ')`)
 }
 
-// startStack starts make run's stack in-process on the test's emulators,
-// with one movie, a short lease and a slow enough tracer to watch.
-func startStack(t *testing.T, out string) *stack.Stack {
-	t.Helper()
-	ddb, sqs := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
-	if ddb == "" || sqs == "" {
-		t.Fatal("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run the tests with `make test`")
-	}
-	movie, err := domain.NewMovie(movieID, "End-to-end movie", frameCount, 30, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	damaged, err := domain.NewMovie(failingID, "Damaged end-to-end movie", 100, 25, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	damaged.Settings.Markers = []domain.Marker{{ID: "m1", Label: "Target", X: 0.3, Y: 0.6}}
-	logFile, err := os.Create(filepath.Join(out, "stack.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := stack.Start(t.Context(), stack.Options{
-		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, Prefix: testenv.UniqueName(t, "e2e"),
-		LeaseDuration: 30 * time.Second, FrameDelay: 30 * time.Millisecond, ProgressEvery: 500 * time.Millisecond,
-		Movies: []domain.Movie{movie, damaged}, FailAt: map[string]int{failingID: failFrame},
-		Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.Stop(); err != nil {
-			t.Error(err)
-		}
-		logFile.Close()
-	})
-	return st
-}
+var jsQuote = regexp.MustCompile(`[\\']`)
 
-// getMovie reads the movie through the API, as a third user.
-func getMovie(t *testing.T, st *stack.Stack, id string) httpapi.MovieDetail {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, st.URL+"movies/"+id, nil)
-	req.Header.Set(httpapi.HeaderDevUser, "dev-observer")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var m httpapi.MovieDetail
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /movies/%s: %s", id, res.Status)
-	}
-	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(stepTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting until %s: timed out after %s", what, stepTimeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// outputDir is testoutput/e2e at the repository root (gitignored), emptied.
-func outputDir(t *testing.T) string {
-	t.Helper()
-	tools, err := emulators.ToolsDir() // <root>/.tools
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(filepath.Dir(tools), "testoutput", "e2e")
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string { return "'" + jsQuote.ReplaceAllString(s, `\$0`) + "'" }

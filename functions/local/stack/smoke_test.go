@@ -159,7 +159,7 @@ func TestSmokeEveryRoute(t *testing.T) {
 			t.Fatalf("GET %s: Content-Type %q", path, r.header.Get("Content-Type"))
 		}
 	}
-	if r := anon.call("GET", "/", nil); !bytes.Contains(r.body, []byte(`<script src="/app.js"`)) {
+	if r := anon.call("GET", "/", nil); !bytes.Contains(r.body, []byte(`<script type="module" src="/app.js"`)) {
 		t.Fatalf("the page does not load app.js: %s", r.body)
 	}
 
@@ -247,7 +247,7 @@ func TestSmokeEveryRoute(t *testing.T) {
 	for _, r := range []reply{bob.want(200, "", "GET", mp+"/frames?format=csv&limit=1000", nil),
 		bob.want(200, "", "GET", mp+"/frames?limit=1000", nil, "Accept", "text/csv")} {
 		lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
-		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || lines[0] != "frame,markerId,x,y" || len(lines) != 1+25*2 {
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || lines[0] != "frame,markerId,x,y,px,py,confidence,lost" || len(lines) != 1+25*2 {
 			t.Fatalf("CSV %q, %d lines: %s", r.header.Get("Content-Type"), len(lines), lines[0])
 		}
 	}

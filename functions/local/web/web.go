@@ -9,13 +9,14 @@ import (
 	"net/http"
 )
 
-//go:embed index.html app.js style.css
+//go:embed index.html *.js style.css
 var files embed.FS
 
-// Files is the page's files: index.html, app.js and style.css.
+// Files is the page's files: index.html, the JavaScript modules and
+// style.css.
 func Files() fs.FS { return files }
 
-// Register serves the page on mux: GET / (index.html), GET /app.js and
+// Register serves the page on mux: GET / (index.html), GET /<module>.js and
 // GET /style.css. Every other path is left to the API.
 func Register(mux *http.ServeMux) {
 	static := http.FileServerFS(files)
@@ -34,6 +35,9 @@ func Register(mux *http.ServeMux) {
 		}
 	}
 	mux.HandleFunc("GET /{$}", serve("index.html"))
-	mux.HandleFunc("GET /app.js", serve("app.js"))
+	scripts, _ := fs.Glob(files, "*.js")
+	for _, name := range scripts {
+		mux.HandleFunc("GET /"+name, serve(name))
+	}
 	mux.HandleFunc("GET /style.css", serve("style.css"))
 }

@@ -1,0 +1,186 @@
+// The frame view: the frame image (or a drawn stand-in), markers, trails,
+// frame navigation with buttons and keys, and keyboard marker editing.
+'use strict';
+
+import { $, state } from './state.js';
+import { api, moviePath } from './api.js';
+
+const COLOURS = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324'];
+export const colour = (i) => COLOURS[i % COLOURS.length];
+
+// ------------------------------------------------------------ frame images --
+
+// The real frame comes from GET /movies/{id}/frames/{n}/image once the movie
+// has a video; the request needs the identity headers, so it is fetched and
+// decoded here. Without one the page draws a stand-in frame.
+const images = new Map(); // key movieId/frame -> ImageBitmap | 'none'
+let imagesFor = null;
+let noImages = false;
+
+function imageKey(n) { return state.movieId + '/' + n; }
+
+async function loadImage(n) {
+  const key = imageKey(n);
+  if (images.has(key) || noImages) return;
+  images.set(key, 'loading');
+  try {
+    const res = await api('GET', moviePath(state.movieId) + '/frames/' + n + '/image', { accept: 'image/*', raw: true });
+    const bmp = await createImageBitmap(await res.blob());
+    images.set(key, bmp);
+    if (images.size > 40) images.delete(images.keys().next().value);
+    if (state.frame === n && state.movieId + '/' + n === key) draw();
+  } catch {
+    images.set(key, 'none');
+    noImages = true; // no frame images for this movie: stop asking
+  }
+}
+
+export function resetImages() { images.clear(); imagesFor = null; noImages = false; }
+
+// ------------------------------------------------------------------ drawing --
+
+export function nearestTraced(frame) {
+  let lo = 0;
+  let hi = state.frames.length - 1;
+  let best = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (state.frames[mid].frame <= frame) { best = state.frames[mid].frame; lo = mid + 1; } else hi = mid - 1;
+  }
+  return best;
+}
+
+const isLost = (p) => !p || p.lost === true;
+
+export function draw() {
+  const c = $('#player');
+  const g = c.getContext('2d');
+  const m = state.movie;
+  const w = c.width;
+  const h = c.height;
+  if (m && m.video && imagesFor !== state.movieId) { imagesFor = state.movieId; }
+  const img = m && m.video ? images.get(imageKey(state.frame)) : null;
+  if (img && typeof img === 'object') {
+    g.drawImage(img, 0, 0, w, h);
+  } else {
+    if (m && m.video) loadImage(state.frame);
+    const t = m && m.frameCount > 1 ? state.frame / (m.frameCount - 1) : 0;
+    const grad = g.createLinearGradient(0, 0, w, h);
+    grad.addColorStop(0, `hsl(${210 + 40 * t}, 30%, 22%)`);
+    grad.addColorStop(1, `hsl(${250 + 40 * t}, 35%, 12%)`);
+    g.fillStyle = grad;
+    g.fillRect(0, 0, w, h);
+    g.fillStyle = 'rgba(255,255,255,0.85)';
+    g.font = '600 20px system-ui, sans-serif';
+    g.fillText('Frame ' + state.frame + (m ? ' of ' + (m.frameCount - 1) : ''), 14, 30);
+  }
+  if (!m) return;
+  if (m.trim && (state.frame < m.trim.start || state.frame >= m.trim.end)) {
+    g.fillStyle = 'rgba(255,200,80,0.95)';
+    g.font = '600 16px system-ui, sans-serif';
+    g.fillText('outside the trim', 14, 54);
+  }
+  const ms = m.markers || [];
+  const idx = new Map(ms.map((mk, i) => [mk.id, i]));
+  const labels = new Map(ms.map((mk) => [mk.id, mk.label || mk.id]));
+  // Trails up to the current frame; a lost point breaks the line (a gap).
+  if (state.frames.length) {
+    g.lineWidth = 2;
+    for (const mk of ms) {
+      g.strokeStyle = colour(idx.get(mk.id));
+      g.beginPath();
+      let pen = false;
+      for (const f of state.frames) {
+        if (f.frame > state.frame) break;
+        const p = (f.points || []).find((q) => q.markerId === mk.id);
+        if (isLost(p)) { pen = false; continue; }
+        if (pen) g.lineTo(p.x * w, p.y * h); else g.moveTo(p.x * w, p.y * h);
+        pen = true;
+      }
+      g.stroke();
+    }
+  }
+  const traced = state.framesByIndex.get(nearestTraced(state.frame));
+  if (traced) {
+    for (const p of traced.points || []) {
+      if (isLost(p)) continue;
+      dot(g, p.x * w, p.y * h, colour(idx.get(p.markerId) || 0), true, labels.get(p.markerId) || p.markerId);
+    }
+  }
+  const placing = !traced || state.frame === (m.trim ? m.trim.start : 0);
+  for (const mk of ms) {
+    if (placing || mk.id === state.selected) {
+      dot(g, mk.x * w, mk.y * h, colour(idx.get(mk.id)), false, traced ? null : mk.label || mk.id, mk.id === state.selected);
+    }
+  }
+}
+
+function dot(g, x, y, col, filled, label, selected) {
+  g.beginPath();
+  g.arc(x, y, filled ? 6 : 9, 0, 2 * Math.PI);
+  g.lineWidth = selected ? 5 : 3;
+  g.strokeStyle = col;
+  g.fillStyle = col;
+  if (filled) g.fill(); else g.stroke();
+  if (label) {
+    g.font = '600 14px system-ui, sans-serif';
+    g.lineWidth = 3;
+    g.strokeStyle = 'rgba(0,0,0,0.8)';
+    g.strokeText(label, x + 12, y - 10);
+    g.fillStyle = '#fff';
+    g.fillText(label, x + 12, y - 10);
+  }
+}
+
+// ---------------------------------------------------------------- playback --
+
+export function timecode(frame, rate) {
+  const s = frame / (rate || 1);
+  const mm = Math.floor(s / 60);
+  const ss = s - mm * 60;
+  return String(mm).padStart(2, '0') + ':' + ss.toFixed(3).padStart(6, '0');
+}
+
+export function setFrame(n) {
+  const m = state.movie;
+  if (!m) return;
+  state.frame = Math.min(Math.max(0, n | 0), m.frameCount - 1);
+  $('#frame-slider').value = state.frame;
+  $('#frame-label').textContent = state.frame;
+  $('#timecode').textContent = timecode(state.frame, m.frameRate);
+  $('#frame-slider').setAttribute('aria-valuetext', 'frame ' + state.frame + ', ' + timecode(state.frame, m.frameRate));
+  draw();
+}
+
+export function stopPlayback() {
+  clearInterval(state.playTimer);
+  state.playTimer = null;
+  $('#play').textContent = 'Play';
+  $('#play').setAttribute('aria-pressed', 'false');
+}
+
+$('#play').addEventListener('click', () => {
+  if (state.playTimer) { stopPlayback(); return; }
+  const m = state.movie;
+  if (!m) return;
+  if (state.frame >= m.frameCount - 1) setFrame(0);
+  $('#play').textContent = 'Pause';
+  $('#play').setAttribute('aria-pressed', 'true');
+  state.playTimer = setInterval(() => {
+    if (!state.movie || state.frame >= state.movie.frameCount - 1) { stopPlayback(); return; }
+    setFrame(state.frame + 1);
+  }, 1000 / Math.min(Math.max(m.frameRate || 24, 1), 60));
+});
+
+$('#frame-slider').addEventListener('input', (e) => setFrame(+e.target.value));
+$('#prev-frame').addEventListener('click', () => setFrame(state.frame - 1));
+$('#next-frame').addEventListener('click', () => setFrame(state.frame + 1));
+
+// , and . step frames anywhere but in a text field.
+document.addEventListener('keydown', (e) => {
+  if (!state.movie || e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA')) return;
+  if (e.key === ',') { setFrame(state.frame - 1); e.preventDefault(); }
+  if (e.key === '.') { setFrame(state.frame + 1); e.preventDefault(); }
+});

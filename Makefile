@@ -84,11 +84,15 @@ emulators: withemulators ## Run DynamoDB Local + SQS emulator in the foreground,
 	$(WITHEMULATORS)
 
 .PHONY: run
-run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, stream processor, worker
+run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, local OIDC provider, stream processor, worker
 	$(GO) run ./functions/local/run
 
+.PHONY: web
+web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbuild's Go API) into functions/local/webauth/auth.bundle.js
+	$(GO) run ./functions/local/webauth/cmd/bundle
+
 .PHONY: smoke
-smoke: ## curl every route of a running `make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
+smoke: ## curl every route of a running `DEV_AUTH=1 make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
 	bash functions/local/run/smoke.sh $(SMOKE_URL)
 
 # --- Lambda build and CDK ---

@@ -7,7 +7,8 @@ import "time"
 
 // OpenAnalysis acquires the analysis lease when Analyze opens.
 //
-// Precondition: no live lease. A second browser is refused even for the same
+// Precondition: the movie is Analysable (its video was ingested), and no
+// live lease. A second browser is refused even for the same
 // user, because the lease belongs to a page, not a person. A stale lease of
 // either kind is replaced.
 type OpenAnalysis struct {
@@ -22,7 +23,7 @@ func (c OpenAnalysis) Validate() error {
 }
 
 func (c OpenAnalysis) Precondition() []Clause {
-	return []Clause{{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
+	return []Clause{Analysable(), {If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
 }
 
 func (c OpenAnalysis) Update() []Assignment {

@@ -76,6 +76,23 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 		return m.Version, true
 	case FieldUpdatedAt:
 		return m.UpdatedAt, true
+	case FieldFrameRate:
+		return m.FrameRate, true
+	case FieldVideo:
+		if m.Video == nil {
+			return nil, false
+		}
+		return *m.Video, true
+	case FieldIngestFailure:
+		if m.IngestFailure == "" {
+			return nil, false
+		}
+		return m.IngestFailure, true
+	case FieldUploadExpiresAt:
+		if m.Upload == nil {
+			return nil, false
+		}
+		return m.Upload.ExpiresAt, true
 	}
 	if l == nil {
 		return nil, false
@@ -203,6 +220,15 @@ func (m *Movie) assign(a Assignment) {
 	switch a.Field {
 	case FieldStatus:
 		m.Status = a.Value.(Status)
+	case FieldFrameCount:
+		m.FrameCount = a.Value.(int)
+	case FieldFrameRate:
+		m.FrameRate = a.Value.(float64)
+	case FieldVideo:
+		v := a.Value.(Video)
+		m.Video = &v
+	case FieldIngestFailure:
+		m.IngestFailure = a.Value.(string)
 	case FieldMarkers:
 		m.Settings.Markers = slices.Clone(a.Value.([]Marker))
 		if m.Settings.Markers == nil {

@@ -38,6 +38,12 @@ type Movie struct {
 	// above it, so frames of a dead or failed job are always retraced.
 	CleanBefore int
 	LastJob     *JobRecord
+	// Video is what the ingest probed (nil before); Upload the file the
+	// movie was created for (nil for movies seeded without one);
+	// IngestFailure the user-facing summary of a failed or expired upload.
+	Video         *Video
+	Upload        *Upload
+	IngestFailure string
 	// Version grows by one on every committed change: a fencing number and the
 	// order of the row's history.
 	Version   int64

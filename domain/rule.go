@@ -35,6 +35,12 @@ const (
 	FieldLastJob         Field = "LastJob"
 	FieldVersion         Field = "Version"
 	FieldUpdatedAt       Field = "UpdatedAt"
+	// The upload lifecycle (upload.go); Video, IngestFailure and
+	// Upload.ExpiresAt are absent until set.
+	FieldFrameRate       Field = "FrameRate"
+	FieldVideo           Field = "Video"
+	FieldIngestFailure   Field = "IngestFailure"
+	FieldUploadExpiresAt Field = "Upload.ExpiresAt"
 
 	FieldLease            Field = "Lease"
 	FieldLeaseKind        Field = "Lease.Kind"
@@ -51,7 +57,7 @@ var Fields = []Field{
 	FieldID, FieldFrameCount, FieldStatus, FieldMarkers, FieldTrimStart, FieldTrimEnd, FieldCaptureInterval,
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
-	FieldLeaseClaimed,
+	FieldLeaseClaimed, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

@@ -29,6 +29,11 @@ const (
 	AttrLastJob         = "lastJob"
 	AttrVersion         = "version"
 	AttrUpdatedAt       = "updatedAt"
+	AttrVideo           = "video"
+	AttrUpload          = "upload"
+	AttrIngestFailure   = "ingestFailure"
+	// Path inside the upload map.
+	AttrUploadExpiresAt = AttrUpload + ".expiresAt"
 
 	// Paths inside the lease map.
 	AttrLeaseKind        = AttrLease + ".kind"
@@ -66,6 +71,27 @@ type JobItem struct {
 	FailureSummary string `dynamodbav:"failureSummary,omitempty"`
 }
 
+// VideoItem is what the ingest probed.
+type VideoItem struct {
+	Width           int     `dynamodbav:"width"`
+	Height          int     `dynamodbav:"height"`
+	Codec           string  `dynamodbav:"codec"`
+	DurationSeconds float64 `dynamodbav:"durationSeconds"`
+}
+
+// UploadItem is the file a movie was created for; ExpiresAt in Unix ms.
+type UploadItem struct {
+	FileName    string `dynamodbav:"fileName"`
+	ContentType string `dynamodbav:"contentType"`
+	SizeBytes   int64  `dynamodbav:"sizeBytes"`
+	ExpiresAt   int64  `dynamodbav:"expiresAt"`
+}
+
+// NewVideoItem converts the domain's video to its stored form.
+func NewVideoItem(v domain.Video) VideoItem {
+	return VideoItem{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+}
+
 // MarkerItem is one stored marker.
 type MarkerItem struct {
 	ID    string  `dynamodbav:"id"`
@@ -92,6 +118,9 @@ type MovieItem struct {
 	LastJob         *JobItem     `dynamodbav:"lastJob,omitempty"`
 	Version         int64        `dynamodbav:"version"`
 	UpdatedAt       int64        `dynamodbav:"updatedAt"`
+	Video           *VideoItem   `dynamodbav:"video,omitempty"`
+	Upload          *UploadItem  `dynamodbav:"upload,omitempty"`
+	IngestFailure   string       `dynamodbav:"ingestFailure,omitempty"`
 }
 
 // Millis is the stored form of a time: Unix milliseconds.
@@ -163,6 +192,14 @@ func NewMovieItem(m domain.Movie) MovieItem {
 		j := NewJobItem(*m.LastJob)
 		it.LastJob = &j
 	}
+	if m.Video != nil {
+		v := NewVideoItem(*m.Video)
+		it.Video = &v
+	}
+	if u := m.Upload; u != nil {
+		it.Upload = &UploadItem{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: Millis(u.ExpiresAt)}
+	}
+	it.IngestFailure = m.IngestFailure
 	return it
 }
 
@@ -189,6 +226,13 @@ func (it MovieItem) Movie() domain.Movie {
 		j := it.LastJob.Job()
 		m.LastJob = &j
 	}
+	if v := it.Video; v != nil {
+		m.Video = &domain.Video{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+	}
+	if u := it.Upload; u != nil {
+		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt)}
+	}
+	m.IngestFailure = it.IngestFailure
 	return m
 }
 

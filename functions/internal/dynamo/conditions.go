@@ -37,6 +37,10 @@ var attributes = map[domain.Field]string{
 	domain.FieldLeaseHeartbeatAt: events.AttrLeaseHeartbeatAt,
 	domain.FieldLeaseExpiresAt:   events.AttrLeaseExpiresAt,
 	domain.FieldLeaseClaimed:     events.AttrLeaseClaimed,
+	domain.FieldFrameRate:        events.AttrFrameRate,
+	domain.FieldVideo:            events.AttrVideo,
+	domain.FieldIngestFailure:    events.AttrIngestFailure,
+	domain.FieldUploadExpiresAt:  events.AttrUploadExpiresAt,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -67,6 +71,8 @@ func stored(v any) any {
 		return events.NewJobItem(v)
 	case []domain.Marker:
 		return events.NewMarkerItems(v)
+	case domain.Video:
+		return events.NewVideoItem(v)
 	}
 	return v
 }

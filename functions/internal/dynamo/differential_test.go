@@ -68,7 +68,8 @@ func genMovie(t *rapid.T, id string) domain.Movie {
 	start := rapid.IntRange(0, frames-1).Draw(t, "trimStart")
 	m := domain.Movie{
 		ID: id, Title: "t", FrameCount: frames, FrameRate: 25,
-		Status: rapid.SampledFrom([]domain.Status{domain.StatusReady, domain.StatusTracing, domain.StatusTraced, domain.StatusFailed}).Draw(t, "status"),
+		Status: rapid.SampledFrom([]domain.Status{domain.StatusReady, domain.StatusTracing, domain.StatusTraced, domain.StatusFailed,
+			domain.StatusAwaitingUpload, domain.StatusIngestFailed}).Draw(t, "status"),
 		Settings: domain.Settings{
 			Markers:         genMarkers(t, "stored"),
 			Trim:            domain.Trim{Start: start, End: rapid.IntRange(start+1, frames).Draw(t, "trimEnd")},
@@ -79,6 +80,13 @@ func genMovie(t *rapid.T, id string) domain.Movie {
 		CleanBefore: rapid.IntRange(0, frames).Draw(t, "cleanBefore"),
 		Version:     rapid.Int64Range(1, 1000).Draw(t, "version"),
 		UpdatedAt:   t0,
+	}
+	if rapid.Bool().Draw(t, "hasUpload") {
+		m.Upload = &domain.Upload{FileName: "a.mp4", ContentType: "video/mp4", SizeBytes: 10,
+			ExpiresAt: t0.Add(time.Duration(rapid.IntRange(0, 30).Draw(t, "uploadExpiresS")) * time.Second)}
+	}
+	if rapid.Bool().Draw(t, "hasVideo") {
+		m.Video = &domain.Video{Width: 4, Height: 3, Codec: "h264", DurationSeconds: 1.5}
 	}
 	if rapid.Bool().Draw(t, "hasLastJob") {
 		m.LastJob = &domain.JobRecord{JobID: idPool[0], Status: domain.StatusTraced, UserID: "u1", UserName: "Ada", StartedAt: t0, FinishedAt: t0, Frames: 3}
@@ -99,7 +107,14 @@ func genCommand(t *rapid.T, stored *domain.Lease) domain.Command {
 		job = *stored
 	}
 	frame := rapid.IntRange(0, 130).Draw(t, "frame")
-	switch rapid.IntRange(0, 11).Draw(t, "command") {
+	switch rapid.IntRange(0, 14).Draw(t, "command") {
+	case 12:
+		return domain.CompleteIngest{FrameCount: rapid.IntRange(1, 130).Draw(t, "ingestFrames"), FrameRate: 29.97, Now: now,
+			Video: domain.Video{Width: 640, Height: 480, Codec: "h264", DurationSeconds: 4.2}}
+	case 13:
+		return domain.FailIngest{Summary: "not a video file", Now: now}
+	case 14:
+		return domain.ExpireUpload{Now: now}
 	case 0:
 		return domain.OpenAnalysis{LeaseID: id("leaseID"), User: user, Now: now, Duration: d}
 	case 1:

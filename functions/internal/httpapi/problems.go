@@ -43,6 +43,11 @@ var problemKinds = map[domain.Code]struct {
 	// successful release; claims are the worker's), mapped for completeness.
 	domain.CodeAlreadyClaimed: {http.StatusConflict, "Already claimed"},
 	domain.CodeNotHeld:        {http.StatusConflict, "Not held"},
+	// The upload lifecycle.
+	domain.CodeFileTooLarge:      {http.StatusRequestEntityTooLarge, "File too large"},
+	domain.CodeNotVideo:          {http.StatusUnsupportedMediaType, "Not a video type"},
+	domain.CodeNotAwaitingUpload: {http.StatusConflict, "The upload was already processed"},
+	domain.CodeMovieNotReady:     {http.StatusConflict, "The movie has no ingested video"},
 
 	CodeMalformed:        {http.StatusBadRequest, "Malformed request"},
 	CodeUnauthenticated:  {http.StatusUnauthorized, "Authentication required"},

@@ -224,7 +224,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 
 	bob.do("download CSV", chromedp.Click(chromedp.ID("download-csv")))
 	rows, err := csv.NewReader(strings.NewReader(string(bob.waitFile(movieID + "-frames.csv")))).ReadAll()
-	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,markerId,x,y" {
+	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,markerId,x,y,px,py,confidence,lost" {
 		t.Fatalf("CSV download: %d rows (%v), first %v; want a header and %d rows", len(rows), err, rows[:min(len(rows), 2)], wantFrames)
 	}
 	bob.do("download JSON", chromedp.Click(chromedp.ID("download-json")))

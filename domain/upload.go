@@ -1,0 +1,284 @@
+package domain
+
+import (
+	"mime"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The movie lifecycle before analysis: a movie is created awaiting its
+// upload, and the ingest of the uploaded file makes it ready or
+// ingest_failed; an upload that never arrives expires (the sweeper), and a
+// movie without a live lease can be deleted.
+//
+//	CreateMovie -> awaiting_upload -> CompleteIngest -> ready (-> tracing ...)
+//	                               -> FailIngest     -> ingest_failed
+//	                               -> ExpireUpload   -> ingest_failed
+//	DeleteMovie: any status, no live lease.
+const (
+	StatusAwaitingUpload Status = "awaiting_upload"
+	StatusIngestFailed   Status = "ingest_failed"
+)
+
+// Refusals of the upload lifecycle.
+const (
+	// CodeFileTooLarge: the announced file exceeds the configured limit.
+	CodeFileTooLarge Code = "file_too_large"
+	// CodeNotVideo: the announced content type is not a video type.
+	CodeNotVideo Code = "unsupported_video_type"
+	// CodeNotAwaitingUpload: the movie's upload was already ingested,
+	// failed or expired (a redelivered or second upload event).
+	CodeNotAwaitingUpload Code = "not_awaiting_upload"
+	// CodeMovieNotReady: the movie has no ingested video to analyse.
+	CodeMovieNotReady Code = "movie_not_ready"
+)
+
+// Limits of an upload.
+const (
+	MaxFileName = 255
+	// ExpiredUploadSummary is the ingest failure of an upload that never
+	// arrived.
+	ExpiredUploadSummary = "The upload did not arrive in time. Delete this movie and upload the file again."
+)
+
+// VideoTypes are the content types an upload may announce.
+var VideoTypes = []string{
+	"video/mp4", "video/quicktime", "video/x-msvideo", "video/avi", "video/x-matroska", "video/webm",
+	"video/mpeg", "video/ogg", "video/x-m4v", "video/3gpp", "video/mp2t",
+}
+
+// Video is what the ingest learned about the file (frame count and rate
+// are the movie's own FrameCount and FrameRate).
+type Video struct {
+	Width, Height   int
+	Codec           string
+	DurationSeconds float64
+}
+
+// Upload is the file a movie was created for.
+type Upload struct {
+	FileName    string
+	ContentType string
+	SizeBytes   int64
+	// ExpiresAt: after it, an upload that has not arrived expires.
+	ExpiresAt time.Time
+}
+
+// CreateMovie creates a movie awaiting its upload. It is stored with a
+// conditional put (no movie with that ID): Validate checks the input, Movie
+// is the new row.
+type CreateMovie struct {
+	ID     string
+	Title  string
+	Upload Upload
+	// MaxBytes is the configured size limit of an upload.
+	MaxBytes int64
+	Now      time.Time
+}
+
+func (c CreateMovie) Validate() error {
+	if !ValidMovieID(c.ID) {
+		return Invalid("id", "must be 1-64 of A-Z a-z 0-9 _ -")
+	}
+	if err := validateText("title", c.Title, MaxTitle); err != nil {
+		return err
+	}
+	if err := ValidateFileName(c.Upload.FileName); err != nil {
+		return err
+	}
+	if err := ValidateVideoType(c.Upload.ContentType); err != nil {
+		return err
+	}
+	switch {
+	case c.MaxBytes <= 0:
+		return Invalid("maxBytes", "the size limit must be positive")
+	case c.Upload.SizeBytes < 1:
+		return Invalid("sizeBytes", "must be at least 1 (an empty file is not a movie)")
+	case c.Upload.SizeBytes > c.MaxBytes:
+		return &Error{Code: CodeFileTooLarge, Field: "sizeBytes",
+			Message: "the file is larger than the limit of " + formatBytes(c.MaxBytes)}
+	case !c.Upload.ExpiresAt.After(c.Now):
+		return Invalid("expiresAt", "the upload must expire after now")
+	}
+	return nil
+}
+
+// Movie is the new row: awaiting its upload, nothing to trace yet.
+func (c CreateMovie) Movie() Movie {
+	up := c.Upload
+	return Movie{
+		ID: c.ID, Title: c.Title, Status: StatusAwaitingUpload,
+		Settings:  Settings{Markers: []Marker{}, CaptureInterval: 1},
+		Upload:    &up,
+		Version:   1,
+		UpdatedAt: c.Now,
+	}
+}
+
+// ValidateFileName accepts a plain file name: 1-255 bytes of printable
+// UTF-8, no path separator, not "." or "..", no leading or trailing space.
+// It is only ever shown back, never used in a key or a path.
+func ValidateFileName(name string) error {
+	if err := validateText("fileName", name, MaxFileName); err != nil {
+		return err
+	}
+	if strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return Invalid("fileName", "must be a file name without a directory")
+	}
+	return nil
+}
+
+// validateText: 1-max bytes of valid UTF-8, printable (no control, format
+// or bidirectional override characters), no leading or trailing space.
+func validateText(field, s string, max int) error {
+	switch {
+	case s == "" || len(s) > max:
+		return Invalid(field, "must be 1-%d bytes", max)
+	case !utf8.ValidString(s):
+		return Invalid(field, "must be valid UTF-8")
+	case strings.TrimSpace(s) != s:
+		return Invalid(field, "must not start or end with white space")
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return Invalid(field, "must be printable text (no control or formatting characters)")
+		}
+	}
+	return nil
+}
+
+// ValidateVideoType accepts one of VideoTypes, parameters allowed.
+func ValidateVideoType(contentType string) error {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err == nil {
+		for _, t := range VideoTypes {
+			if mt == t {
+				return nil
+			}
+		}
+	}
+	return &Error{Code: CodeNotVideo, Field: "contentType",
+		Message: "must be a video type: " + strings.Join(VideoTypes, ", ")}
+}
+
+func formatBytes(n int64) string {
+	s := strconv.FormatInt(n, 10) + " bytes"
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	for i := len(units) - 1; i >= 0; i-- {
+		if size := int64(1) << (10 * (i + 1)); n >= size && n%size == 0 {
+			return s + " (" + strconv.FormatInt(n/size, 10) + " " + units[i] + ")"
+		}
+	}
+	return s
+}
+
+var awaiting = Clause{If: Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Else: func(m Movie) error {
+	return &Error{Code: CodeNotAwaitingUpload, Message: "the movie's upload was already processed (" + string(m.Status) + ")"}
+}}
+
+// CompleteIngest makes an uploaded movie ready: its video as probed, the
+// whole movie trimmed in, every frame captured.
+//
+// Precondition: the movie awaits its upload. A redelivered upload event
+// finds it ready and is refused with CodeNotAwaitingUpload, a no-op.
+type CompleteIngest struct {
+	FrameCount int
+	FrameRate  float64
+	Video      Video
+	Now        time.Time
+}
+
+func (c CompleteIngest) Validate() error {
+	switch {
+	case c.FrameCount < 1 || c.FrameCount > MaxFrameCount:
+		return Invalid("frameCount", "must be 1-%d", MaxFrameCount)
+	case !(c.FrameRate > 0 && c.FrameRate <= 1000):
+		return Invalid("frameRate", "must be in (0, 1000]")
+	case c.Video.Width < 1 || c.Video.Height < 1:
+		return Invalid("video", "width and height must be positive")
+	case !(c.Video.DurationSeconds >= 0):
+		return Invalid("video", "duration must not be negative")
+	}
+	return validateText("video.codec", c.Video.Codec, 64)
+}
+
+func (c CompleteIngest) Precondition() []Clause { return []Clause{awaiting} }
+
+func (c CompleteIngest) Update() []Assignment {
+	return changed(c.Now,
+		Set(FieldStatus, StatusReady), Set(FieldFrameCount, c.FrameCount), Set(FieldFrameRate, c.FrameRate),
+		Set(FieldVideo, c.Video), Set(FieldTrimStart, 0), Set(FieldTrimEnd, c.FrameCount), Set(FieldCaptureInterval, 1))
+}
+
+// FailIngest records why an uploaded file cannot be analysed.
+//
+// Precondition: the movie awaits its upload. Summary is user-facing and is
+// sanitized (SanitizeSummary).
+type FailIngest struct {
+	Summary string
+	Now     time.Time
+}
+
+func (c FailIngest) Validate() error {
+	if strings.TrimSpace(c.Summary) == "" {
+		return Invalid("summary", "a failed ingest needs a summary")
+	}
+	return nil
+}
+
+func (c FailIngest) Precondition() []Clause { return []Clause{awaiting} }
+
+func (c FailIngest) Update() []Assignment {
+	return changed(c.Now, Set(FieldStatus, StatusIngestFailed), Set(FieldIngestFailure, SanitizeSummary(c.Summary)))
+}
+
+// ExpireUpload ends a movie whose upload never arrived (the sweeper calls
+// it for movies where UploadExpired holds).
+//
+// Precondition: the movie awaits its upload and the upload's expiry has
+// passed at Now.
+type ExpireUpload struct{ Now time.Time }
+
+func (c ExpireUpload) Validate() error { return nil }
+
+func (c ExpireUpload) Precondition() []Clause {
+	return []Clause{awaiting, {If: Cmp(FieldUploadExpiresAt, OpLe, c.Now), Else: func(Movie) error {
+		return Invalid("expiresAt", "the upload has not expired yet")
+	}}}
+}
+
+func (c ExpireUpload) Update() []Assignment {
+	return changed(c.Now, Set(FieldStatus, StatusIngestFailed), Set(FieldIngestFailure, ExpiredUploadSummary))
+}
+
+// UploadExpired tells the sweeper whether ExpireUpload applies to m at now.
+func UploadExpired(m Movie, now time.Time) bool {
+	return m.Status == StatusAwaitingUpload && m.Upload != nil && !now.Before(m.Upload.ExpiresAt)
+}
+
+// DeleteMovie is the guard of deleting a movie (a store deletes the row
+// under Condition(DeleteMovie)).
+//
+// Precondition: no live lease; a live analysis or tracing lease refuses
+// with its holder.
+type DeleteMovie struct{ Now time.Time }
+
+func (c DeleteMovie) Validate() error { return nil }
+
+func (c DeleteMovie) Precondition() []Clause {
+	return []Clause{{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
+}
+
+// Analysable holds when the movie has an ingested video (neither awaiting
+// its upload nor failed to ingest). Opening Analyze requires it.
+func Analysable() Clause {
+	return Clause{
+		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed)}},
+		Else: func(m Movie) error {
+			return &Error{Code: CodeMovieNotReady, Message: "the movie has no ingested video (" + string(m.Status) + ")"}
+		},
+	}
+}

@@ -84,11 +84,15 @@ emulators: withemulators ## Run DynamoDB Local + SQS emulator in the foreground,
 	$(WITHEMULATORS)
 
 .PHONY: run
-run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, stream processor, worker
+run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, local OIDC provider, stream processor, worker
 	$(GO) run ./functions/local/run
 
+.PHONY: web
+web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbuild's Go API) into functions/local/webauth/auth.bundle.js
+	$(GO) run ./functions/local/webauth/cmd/bundle
+
 .PHONY: smoke
-smoke: ## curl every route of a running `make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
+smoke: ## curl every route of a running `DEV_AUTH=1 make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
 	bash functions/local/run/smoke.sh $(SMOKE_URL)
 
 # --- Lambda build and CDK ---
@@ -147,7 +151,7 @@ clean: ## Remove build/ and cdk.out/
 # histories against DynamoDB Local, each checked for linearizability
 # (porcupine) and for the protocol's invariants, the checker's own tests
 # (functions/internal/proof/...), then the dynamo differential test with
-# RAPID_CHECKS checks. Every part appends `proof-count key=value ...` lines to
+# RAPID_CHECKS checks per command kind (15 kinds). Every part appends `proof-count key=value ...` lines to
 # $(PROOF_COUNTS); cmd/proofsum adds them up into the last line of the
 # output, e.g. `proof: histories=1000 violations=0 ...`. A part added later
 # (fault injection, fuzzing) goes into proof-suite and appends its own counts
@@ -161,7 +165,7 @@ clean: ## Remove build/ and cdk.out/
 ##@ Proof and benchmarks
 
 PROOF_HISTORIES ?= 1000
-RAPID_CHECKS    ?= 2000
+RAPID_CHECKS    ?= 500
 PROOF_TIMEOUT   ?= 3h
 PROOF_COUNTS    := $(CURDIR)/testoutput/proof/counts.txt
 BENCH_FLAGS     ?=
@@ -170,7 +174,7 @@ FUZZTIME        ?= 10s
 FAULTS_RUNS     ?= 50
 
 .PHONY: proof
-proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=2000); the last line sums the counts
+proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=500 per command kind); the last line sums the counts
 	@mkdir -p $(dir $(PROOF_COUNTS)) && rm -f $(PROOF_COUNTS)
 	@status=0; \
 	$(WITHEMULATORS) -- $(MAKE) proof-suite || status=$$?; \
@@ -182,9 +186,8 @@ proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=
 proof-suite:
 	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) FAULTS_RUNS=$(FAULTS_RUNS) \
 		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
-	$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^TestConditionsAgreeWithTheDomain$$' ./functions/internal/dynamo \
-		-args -rapid.checks=$(RAPID_CHECKS)
-	@echo "proof-count differential_checks=$(RAPID_CHECKS)" >> $(PROOF_COUNTS)
+	PROOF_COUNTS=$(PROOF_COUNTS) $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^(TestConditionsAgreeWithTheDomain|TestBoundaries)$$' \
+		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)
 	$(MAKE) fuzz PROOF_COUNTS=$(PROOF_COUNTS)
 
 # Every Fuzz* target of the module for FUZZTIME each (go test -fuzz takes one
@@ -208,6 +211,18 @@ fuzz: ## Run every Fuzz* target for FUZZTIME (10s) each; appends fuzz_execs=N to
 	done; \
 	echo "fuzz: $$targets targets, $$total execs"; \
 	if [ -n "$(PROOF_COUNTS)" ]; then mkdir -p $(dir $(PROOF_COUNTS)); echo "proof-count fuzz_execs=$$total" >> $(PROOF_COUNTS); fi
+
+# `make bench-tracer` renders the tracker's ground-truth clips, encodes
+# them with ffmpeg and tracks them with this tracker and with OpenCV
+# (Debian's python3-opencv, run by PYTHON_OPENCV) in the same run; it prints
+# one Markdown table with the parameters (BENCH_TRACER_FLAGS, e.g.
+# '-frames 300 -width 1280 -height 720'). Clips go to testoutput/bench-tracer/.
+PYTHON_OPENCV      ?= /usr/bin/python3
+BENCH_TRACER_FLAGS ?=
+
+.PHONY: bench-tracer
+bench-tracer: ## Tracker accuracy and fps on ground-truth clips, side by side with OpenCV matchTemplate and PyrLK
+	$(GO) run ./functions/internal/tracker/cmd/benchtracer -python $(PYTHON_OPENCV) $(BENCH_TRACER_FLAGS)
 
 .PHONY: bench
 bench: withemulators rie ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol

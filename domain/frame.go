@@ -13,11 +13,25 @@ type Frame struct {
 	Points []Point
 }
 
+// MaxPixels bounds a point's pixel coordinates (the largest frame side a
+// movie may have).
+const MaxPixels = 16384
+
 // Point is one marker's position on a frame, in coordinates normalised to
-// [0, 1] of the frame's width and height (the same space as Marker).
+// [0, 1] of the frame's width and height (the same space as Marker), and in
+// pixels from the frame's top-left corner (PX = X * width; the top-left
+// pixel's center is 0.5, 0.5; 0, 0 when the tracer knows no frame size).
+//
+// Confidence (0-1) is how well the tracer matched the marker on this frame.
+// Invariant: a Lost point has no position (X, Y, PX and PY are 0): the
+// tracer did not find the marker well enough and never invents one; its
+// Confidence is the best match it rejected.
 type Point struct {
-	MarkerID string
-	X, Y     float64
+	MarkerID   string
+	X, Y       float64
+	PX, PY     float64
+	Confidence float64
+	Lost       bool
 }
 
 // Validate checks a frame on its own: a frame index of a movie, a job ID, at
@@ -42,6 +56,12 @@ func (f Frame) Validate() error {
 			return Invalid("frame.points.markerId", "duplicate marker ID %q", p.MarkerID)
 		case !unit(p.X) || !unit(p.Y):
 			return Invalid("frame.points.x", "coordinates must be within [0, 1]")
+		case !unit(p.Confidence):
+			return Invalid("frame.points.confidence", "must be within [0, 1]")
+		case !(p.PX >= 0 && p.PX <= MaxPixels) || !(p.PY >= 0 && p.PY <= MaxPixels):
+			return Invalid("frame.points.px", "pixel coordinates must be within [0, %d]", MaxPixels)
+		case p.Lost && (p.X != 0 || p.Y != 0 || p.PX != 0 || p.PY != 0):
+			return Invalid("frame.points.lost", "a lost point has no coordinates")
 		}
 		seen[p.MarkerID] = true
 	}

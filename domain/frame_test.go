@@ -10,7 +10,8 @@ import (
 
 func TestFrameValidate(t *testing.T) {
 	const jobID = "0123456789abcdef0123456789abcdef"
-	ok := domain.Frame{Index: 7, JobID: jobID, Points: []domain.Point{{MarkerID: "m1", X: 0, Y: 1}, {MarkerID: "m2", X: 0.5, Y: 0.25}}}
+	ok := domain.Frame{Index: 7, JobID: jobID, Points: []domain.Point{{MarkerID: "m1", X: 0, Y: 1}, {MarkerID: "m2", X: 0.5, Y: 0.25},
+		{MarkerID: "m3", X: 0.5, Y: 0.25, PX: 320, PY: 90, Confidence: 0.97}, {MarkerID: "m4", Lost: true, Confidence: 0.31}}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid frame refused: %v", err)
 	}
@@ -33,6 +34,12 @@ func TestFrameValidate(t *testing.T) {
 		"x outside":       {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", X: 1.01}}},
 		"y negative":      {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Y: -0.1}}},
 		"NaN":             {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", X: math.NaN()}}},
+		"confidence > 1":  {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Confidence: 1.5}}},
+		"confidence NaN":  {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Confidence: math.NaN()}}},
+		"pixels negative": {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", PX: -1}}},
+		"pixels too far":  {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", PY: domain.MaxPixels + 1}}},
+		"lost with x":     {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Lost: true, X: 0.5}}},
+		"lost with px":    {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Lost: true, PX: 3}}},
 	} {
 		if err := f.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -17,11 +17,17 @@ const (
 	AttrPoints     = "points"
 )
 
-// PointItem is one stored marker position.
+// PointItem is one stored marker position. The pixel coordinates,
+// confidence and lost flag are left out when zero (items of older traces
+// have none of them).
 type PointItem struct {
-	MarkerID string  `dynamodbav:"markerId"`
-	X        float64 `dynamodbav:"x"`
-	Y        float64 `dynamodbav:"y"`
+	MarkerID   string  `dynamodbav:"markerId"`
+	X          float64 `dynamodbav:"x"`
+	Y          float64 `dynamodbav:"y"`
+	PX         float64 `dynamodbav:"px,omitempty"`
+	PY         float64 `dynamodbav:"py,omitempty"`
+	Confidence float64 `dynamodbav:"confidence,omitempty"`
+	Lost       bool    `dynamodbav:"lost,omitempty"`
 }
 
 // FrameItem is one row of the frames table: the traced positions of a
@@ -38,7 +44,7 @@ type FrameItem struct {
 func NewFrameItem(movieID string, f domain.Frame) FrameItem {
 	it := FrameItem{MovieID: movieID, Index: f.Index, JobID: f.JobID, Points: make([]PointItem, len(f.Points))}
 	for i, p := range f.Points {
-		it.Points[i] = PointItem{MarkerID: p.MarkerID, X: p.X, Y: p.Y}
+		it.Points[i] = PointItem{MarkerID: p.MarkerID, X: p.X, Y: p.Y, PX: p.PX, PY: p.PY, Confidence: p.Confidence, Lost: p.Lost}
 	}
 	return it
 }
@@ -47,7 +53,7 @@ func NewFrameItem(movieID string, f domain.Frame) FrameItem {
 func (it FrameItem) Frame() domain.Frame {
 	f := domain.Frame{Index: it.Index, JobID: it.JobID, Points: make([]domain.Point, len(it.Points))}
 	for i, p := range it.Points {
-		f.Points[i] = domain.Point{MarkerID: p.MarkerID, X: p.X, Y: p.Y}
+		f.Points[i] = domain.Point{MarkerID: p.MarkerID, X: p.X, Y: p.Y, PX: p.PX, PY: p.PY, Confidence: p.Confidence, Lost: p.Lost}
 	}
 	return f
 }

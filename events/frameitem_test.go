@@ -10,7 +10,8 @@ import (
 )
 
 func TestFrameItemRoundTrip(t *testing.T) {
-	f := domain.Frame{Index: 42, JobID: job1, Points: []domain.Point{{MarkerID: "m1", X: 0.25, Y: 1}, {MarkerID: "tip", X: 0, Y: 0.125}}}
+	f := domain.Frame{Index: 42, JobID: job1, Points: []domain.Point{{MarkerID: "m1", X: 0.25, Y: 1}, {MarkerID: "tip", X: 0, Y: 0.125},
+		{MarkerID: "px", X: 0.5, Y: 0.25, PX: 320.25, PY: 90.5, Confidence: 0.875}, {MarkerID: "gone", Lost: true, Confidence: 0.25}}}
 	item, err := MarshalFrame("movie-1", f)
 	if err != nil {
 		t.Fatal(err)
@@ -25,12 +26,18 @@ func TestFrameItemRoundTrip(t *testing.T) {
 		}
 	}
 	pts, ok := item[AttrPoints].(*types.AttributeValueMemberL)
-	if !ok || len(pts.Value) != 2 {
+	if !ok || len(pts.Value) != 4 {
 		t.Fatalf("points %#v", item[AttrPoints])
 	}
 	p0 := pts.Value[0].(*types.AttributeValueMemberM).Value
 	if p0["markerId"].(*types.AttributeValueMemberS).Value != "m1" || p0["x"].(*types.AttributeValueMemberN).Value != "0.25" {
 		t.Errorf("point %#v", p0)
+	}
+	if _, has := p0["lost"]; has {
+		t.Errorf("a found point stores a lost flag: %#v", p0)
+	}
+	if p3 := pts.Value[3].(*types.AttributeValueMemberM).Value; p3["lost"].(*types.AttributeValueMemberBOOL).Value != true || p3["x"] == nil {
+		t.Errorf("lost point %#v", p3)
 	}
 	it, err := UnmarshalFrame(item)
 	if err != nil {

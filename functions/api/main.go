@@ -47,7 +47,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 	if err != nil {
 		return nil, log, err
 	}
-	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable, config.EnvMoviesBkt)
+	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable, config.EnvAuditTable, config.EnvMoviesBkt)
 	if err != nil {
 		return nil, log, err
 	}
@@ -73,6 +73,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 		Catalog:        movies,
 		TraceFrames:    frames,
 		MaxUploadBytes: cfg.MaxUploadBytes,
+		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 	})
 	if err != nil {
 		return nil, log, err

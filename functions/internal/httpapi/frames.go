@@ -32,11 +32,26 @@ type FrameView struct {
 	Points []PointView `json:"points"`
 }
 
-// PointView is one point of a frame.
+// PointView is one point of a frame: normalised (0-1) and pixel
+// coordinates, the tracer's confidence, and whether the marker was lost. A
+// lost point has no coordinates (null), only the confidence.
 type PointView struct {
-	MarkerID string  `json:"markerId"`
-	X        float64 `json:"x"`
-	Y        float64 `json:"y"`
+	MarkerID   string   `json:"markerId"`
+	X          *float64 `json:"x"`
+	Y          *float64 `json:"y"`
+	PX         *float64 `json:"px"`
+	PY         *float64 `json:"py"`
+	Confidence float64  `json:"confidence"`
+	Lost       bool     `json:"lost"`
+}
+
+// NewPointView is the view of a domain point.
+func NewPointView(p domain.Point) PointView {
+	v := PointView{MarkerID: p.MarkerID, Confidence: p.Confidence, Lost: p.Lost}
+	if !p.Lost {
+		v.X, v.Y, v.PX, v.PY = &p.X, &p.Y, &p.PX, &p.PY
+	}
+	return v
 }
 
 // GET /movies/{id}/frames?from=&limit=&format=: traced frames, one page.
@@ -67,7 +82,7 @@ func (h *Handler) frames(w http.ResponseWriter, r *http.Request, c call) error {
 	for i, f := range page {
 		fv := FrameView{Frame: f.Index, Points: make([]PointView, len(f.Points))}
 		for j, p := range f.Points {
-			fv.Points[j] = PointView{MarkerID: p.MarkerID, X: p.X, Y: p.Y}
+			fv.Points[j] = NewPointView(p)
 		}
 		out.Frames[i] = fv
 	}
@@ -83,13 +98,18 @@ func writeFramesCSV(w http.ResponseWriter, movieID string, q framesQuery, page [
 	}
 	w.WriteHeader(http.StatusOK)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"frame", "markerId", "x", "y"})
+	_ = cw.Write([]string{"frame", "markerId", "x", "y", "px", "py", "confidence", "lost"})
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, f := range page {
 		for _, p := range f.Points {
 			// Marker IDs are [A-Za-z0-9_-] starting alphanumeric
 			// (domain.ValidateMarkers); csvCell is for a row that is not.
-			_ = cw.Write([]string{strconv.Itoa(f.Index), csvCell(p.MarkerID),
-				strconv.FormatFloat(p.X, 'g', -1, 64), strconv.FormatFloat(p.Y, 'g', -1, 64)})
+			// A lost point's coordinates are empty cells.
+			row := []string{strconv.Itoa(f.Index), csvCell(p.MarkerID), "", "", "", "", num(p.Confidence), strconv.FormatBool(p.Lost)}
+			if !p.Lost {
+				row[2], row[3], row[4], row[5] = num(p.X), num(p.Y), num(p.PX), num(p.PY)
+			}
+			_ = cw.Write(row)
 		}
 	}
 	cw.Flush()

@@ -43,6 +43,7 @@ type fixture struct {
 	tables dynamo.Tables
 	movies *dynamo.MovieStore
 	frames *dynamo.FrameStore
+	audit  *dynamo.AuditReader
 	// files is a bucket on the S3 emulator (no notification: tests play
 	// the ingest themselves).
 	files *s3store.Store
@@ -68,7 +69,8 @@ func tables(tb testing.TB) *fixture {
 			tb.Fatal(err)
 		}
 		shared = &fixture{client: client, tables: t, files: files,
-			movies: dynamo.NewMovieStore(client, t.Movies), frames: dynamo.NewFrameStore(client, t.Frames)}
+			movies: dynamo.NewMovieStore(client, t.Movies), frames: dynamo.NewFrameStore(client, t.Frames),
+			audit: dynamo.NewAuditReader(client, t.Audit)}
 	})
 	if shared == nil {
 		tb.Fatal("no tables on DynamoDB Local (see the first failing test)")
@@ -311,7 +313,7 @@ func newAPIOn(t *testing.T, tr transport, fx *fixture) *api {
 		t.Fatal(err)
 	}
 	h, err := httpapi.New(httpapi.Config{
-		Movies: fx.movies, Frames: fx.frames, Auth: auth, Now: a.clock.Now,
+		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
 		Files: fx.files, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
 	})

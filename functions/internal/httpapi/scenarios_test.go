@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -375,14 +376,14 @@ var scenarios = []scenario{
 		frames := []domain.Frame{
 			{Index: 0, Points: []domain.Point{{MarkerID: "m1", X: 0.5, Y: 0.5}}},
 			{Index: 1, Points: []domain.Point{{MarkerID: "m1", X: 0.51, Y: 0.49}}},
-			{Index: 2, Points: []domain.Point{{MarkerID: "m1", X: 0.52, Y: 0.48}}},
+			{Index: 2, Points: []domain.Point{{MarkerID: "m1", Lost: true, Confidence: 0.25}}},
 		}
 		a.runJob(id, frames, false)
 
 		// While the trace is live, another browser still reads results.
 		var page httpapi.FramePage
 		bo.do("GET", "/movies/"+id+"/frames?limit=2", nil).want(200).decode(&page)
-		if len(page.Frames) != 2 || page.Next == nil || *page.Next != 2 || page.Frames[1].Points[0] != (httpapi.PointView{MarkerID: "m1", X: 0.51, Y: 0.49}) {
+		if len(page.Frames) != 2 || page.Next == nil || *page.Next != 2 || !reflect.DeepEqual(page.Frames[1].Points[0], httpapi.NewPointView(domain.Point{MarkerID: "m1", X: 0.51, Y: 0.49})) {
 			t.Fatalf("first page %+v", page)
 		}
 		r := bo.do("GET", "/movies/"+id+"/frames?from=2&limit=2", nil).want(200)
@@ -393,18 +394,21 @@ var scenarios = []scenario{
 		if strings.Contains(string(r.body), ts.JobID) {
 			t.Fatal("frames expose the live job ID")
 		}
+		if !strings.Contains(string(r.body), `{"markerId":"m1","x":null,"y":null,"px":null,"py":null,"confidence":0.25,"lost":true}`) {
+			t.Fatalf("a lost point is not shown without coordinates: %s", r.body)
+		}
 		csv := bo.do("GET", "/movies/"+id+"/frames?format=csv&limit=2", nil).want(200)
 		if ct := csv.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
 			t.Fatalf("content type %q", ct)
 		}
-		if got, want := string(csv.body), "frame,markerId,x,y\n0,m1,0.5,0.5\n1,m1,0.51,0.49\n"; got != want {
+		if got, want := string(csv.body), "frame,markerId,x,y,px,py,confidence,lost\n0,m1,0.5,0.5,0,0,0,false\n1,m1,0.51,0.49,0,0,0,false\n"; got != want {
 			t.Fatalf("csv %q, want %q", got, want)
 		}
 		if link := csv.header.Get("Link"); link != `</movies/`+id+`/frames?format=csv&from=2&limit=2>; rel="next"` {
 			t.Fatalf("Link %q", link)
 		}
 		accept := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv")).want(200)
-		if !strings.HasPrefix(string(accept.body), "frame,markerId,x,y\n") {
+		if !strings.HasPrefix(string(accept.body), "frame,markerId,x,y,px,py,confidence,lost\n") {
 			t.Fatalf("Accept: text/csv gave %s", accept.body)
 		}
 		both := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv, application/json")).want(200)

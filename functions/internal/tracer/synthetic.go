@@ -148,7 +148,7 @@ func (p path) at(t int) domain.Point {
 	ft := float64(t)
 	x := p.x0 + p.ax*(math.Sin(p.wx*ft+p.phaseX)-math.Sin(p.phaseX))
 	y := p.y0 + p.ay*(math.Sin(p.wy*ft+p.phaseY)-math.Sin(p.phaseY))
-	return domain.Point{MarkerID: p.id, X: clamp(x), Y: clamp(y)}
+	return domain.Point{MarkerID: p.id, X: clamp(x), Y: clamp(y), Confidence: 1}
 }
 
 func clamp(v float64) float64 { return min(max(v, 0), 1) }

@@ -81,6 +81,7 @@ type Provider struct {
 	clientID string
 	ttl      time.Duration
 	mu       sync.Mutex // mockoidc's session store is not safe for concurrent use
+	grants   map[string]int
 }
 
 // New creates a provider to be served at opts.BaseURL.
@@ -111,7 +112,7 @@ func New(opts Options) (*Provider, error) {
 	if u.Scheme == "https" {
 		return nil, errors.New("oidcprovider: https is not supported; serve it on loopback http")
 	}
-	p := &Provider{m: m, users: map[string]User{}, clientID: opts.ClientID, ttl: opts.TokenTTL}
+	p := &Provider{m: m, users: map[string]User{}, clientID: opts.ClientID, ttl: opts.TokenTTL, grants: map[string]int{}}
 	for _, usr := range opts.Users {
 		if usr.Login == "" || usr.Name == "" {
 			return nil, fmt.Errorf("oidcprovider: user %+v needs a Login and a Name", usr)
@@ -135,6 +136,18 @@ func (p *Provider) Users() []User { return append([]User(nil), p.order...) }
 // adds logout_uri.
 func (p *Provider) LogoutURL() string {
 	return p.m.Addr() + LogoutPath + "?client_id=" + url.QueryEscape(p.clientID)
+}
+
+// Grants counts the tokens issued by grant type (authorization_code,
+// refresh_token).
+func (p *Provider) Grants() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range p.grants {
+		out[k] = v
+	}
+	return out
 }
 
 // FastForward moves the provider's clock (tokens it issues from now on).
@@ -241,7 +254,7 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 var page = template.Must(template.New("signin").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in (local OIDC provider)</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: sans-serif; max-width: 30em; margin: 3em auto">
+<body>
 <h1>Sign in</h1>
 <p>Local OpenID Connect provider of the development stack. Choose a test user:</p>
 <form method="get" action="{{.Action}}">
@@ -301,6 +314,9 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.m.Token(rec, r)
+		if rec.Code == http.StatusOK {
+			p.grants[r.Form.Get("grant_type")]++
+		}
 	}()
 	body := rec.Body.Bytes()
 	if rec.Code == http.StatusOK {

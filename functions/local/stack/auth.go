@@ -34,8 +34,8 @@ const Scope = "openid profile email"
 
 // startSignIn creates the local OIDC provider served under /oidc/ of the
 // stack's own origin and the JWT authenticator that trusts it.
-func startSignIn(s *Stack, mux *http.ServeMux) (httpapi.Authenticator, error) {
-	p, err := oidcprovider.New(oidcprovider.Options{BaseURL: strings.TrimSuffix(s.URL, "/")})
+func startSignIn(s *Stack, opts Options, mux *http.ServeMux) (httpapi.Authenticator, error) {
+	p, err := oidcprovider.New(oidcprovider.Options{BaseURL: strings.TrimSuffix(s.URL, "/"), TokenTTL: opts.SignInTokenTTL})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func chooseAuth(s *Stack, opts Options, mux *http.ServeMux) (httpapi.Authenticat
 		s.authConfig = AuthConfig{Mode: "dev"}
 		return dev, nil
 	}
-	jwt, err := startSignIn(s, mux)
+	jwt, err := startSignIn(s, opts, mux)
 	if err != nil {
 		return nil, fmt.Errorf("sign-in: %w", err)
 	}

@@ -26,13 +26,11 @@ package stack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -42,7 +40,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
@@ -52,6 +49,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
 	"github.com/movietrace/tracinglocks/functions/local/web"
+	"github.com/movietrace/tracinglocks/functions/local/webauth"
 )
 
 // Options configure a stack. Only the two endpoints are required.
@@ -105,6 +103,10 @@ type Options struct {
 	// (default 4).
 	QueueBatchSize   int
 	QueueConcurrency int
+	// ReadHeaderTimeout and IdleTimeout of the HTTP server (defaults
+	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
 	// Log receives the stack's and the handlers' logs (default: discard).
 	Log *slog.Logger
 	// SignIn serves the local OIDC provider under /oidc/ and makes the API
@@ -114,6 +116,9 @@ type Options struct {
 	// without an Authorization header (curl, tests). Without SignIn the
 	// development identity is the only one.
 	DevAuth bool
+	// SignInTokenTTL is the lifetime of the tokens the local provider
+	// issues (default 10 min); tests make it short to see renewals.
+	SignInTokenTTL time.Duration
 }
 
 // Stack is a running local stack.
@@ -193,6 +198,12 @@ func (o *Options) defaults() error {
 	}
 	if o.QueueConcurrency <= 0 {
 		o.QueueConcurrency = 4
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -280,11 +291,14 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	web.Register(mux)
+	webauth.Register(mux)
 	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
 	mux.Handle("/", parts.api)
 	s.server = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           hostGuard(mux),
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(opts.Log.Handler(), slog.LevelWarn),
 	}
 	s.serveDone = make(chan error, 1)
@@ -346,36 +360,6 @@ func (s *Stack) Stop() error {
 		s.log.Info("local stack stopped")
 	})
 	return s.stopErr
-}
-
-// createQueue creates the trace queue and its dead-letter queue (as the CDK
-// stack does: five receives, then the DLQ) and returns the queue's URL and
-// ARN. Creating an existing queue with the same attributes is a no-op.
-func createQueue(ctx context.Context, client *sqs.Client, name string, visibility time.Duration) (url, arn string, err error) {
-	dlqURL, dlqARN, err := queue(ctx, client, name+"-dlq", map[string]string{"MessageRetentionPeriod": "1209600"})
-	if err != nil {
-		return "", "", err
-	}
-	_ = dlqURL
-	redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": dlqARN, "maxReceiveCount": "5"})
-	return queue(ctx, client, name, map[string]string{
-		"VisibilityTimeout": strconv.Itoa(int(visibility / time.Second)),
-		"RedrivePolicy":     string(redrive),
-	})
-}
-
-func queue(ctx context.Context, client *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
-	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
-	if err != nil {
-		return "", "", fmt.Errorf("create queue %s: %w", name, err)
-	}
-	got, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: out.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
-	})
-	if err != nil {
-		return "", "", fmt.Errorf("queue %s attributes: %w", name, err)
-	}
-	return aws.ToString(out.QueueUrl), got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
 }
 
 // seed creates each movie unless a movie with its ID exists.

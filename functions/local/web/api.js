@@ -32,10 +32,15 @@ export class APIError extends Error {
   }
 }
 
-// identityHeaders: the development identity; a sign-in module may replace
-// it with window.tracingAuth.headers() (a bearer token).
+// Sign-in hook (functions/local/webauth, served as /auth.js): when the page
+// signs in through OpenID Connect, tracingAuth.fetch adds the bearer token
+// (renewing it once on a 401) and the development identity is never sent.
+export const signInMode = () => (window.tracingAuth ? window.tracingAuth.mode() : 'dev');
+const authFetch = (url, init) => (window.tracingAuth ? window.tracingAuth.fetch(url, init) : fetch(url, init));
+
+// identityHeaders: the development identity, only without sign-in.
 function identityHeaders() {
-  if (window.tracingAuth && typeof window.tracingAuth.headers === 'function') return window.tracingAuth.headers();
+  if (signInMode() !== 'dev') return {};
   const h = {};
   if (state.user) {
     h['X-Dev-User'] = state.user.id;
@@ -49,7 +54,7 @@ export async function api(method, path, { body, leaseId, accept, raw, keepalive 
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (leaseId) headers['Lease-Id'] = leaseId;
   headers.Accept = accept || 'application/json';
-  const res = await fetch(path, {
+  const res = await authFetch(path, {
     method, headers, keepalive: !!keepalive, cache: 'no-store',
     body: body === undefined ? undefined : JSON.stringify(body),
   });

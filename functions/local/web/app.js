@@ -5,7 +5,7 @@
 'use strict';
 
 import { $, state, el, show, say, timeEl, focusEl, fieldError, plural } from './state.js';
-import { api, loadUser, userFor, NAME_RE, IDENTITY_KEY, errorText } from './api.js';
+import { api, loadUser, userFor, NAME_RE, IDENTITY_KEY, errorText, signInMode } from './api.js';
 import { openAnalyze, leaveAnalyze, heartbeat } from './analyze.js';
 import { statusText } from './render.js';
 
@@ -147,4 +147,18 @@ window.addEventListener('pageshow', (e) => {
   if (e.persisted) { state.route = null; state.movieId = null; render(); }
 });
 
-render();
+// Sign-in hook: first let the sign-in module finish a redirect back from the
+// provider; signed in, its user is the page's identity.
+(window.tracingAuth ? window.tracingAuth.ready : Promise.resolve(null)).then((user) => {
+  if (signInMode() === 'oidc') {
+    state.user = user;
+    window.tracingAuth.onChange((next) => {
+      if (next && state.user && next.id === state.user.id) { state.user = next; return; }
+      leaveAnalyze(false);
+      state.user = next;
+      state.route = null;
+      render();
+    });
+  }
+  render();
+});

@@ -1,0 +1,272 @@
+package tracer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/tracker"
+	"github.com/movietrace/tracinglocks/functions/internal/video"
+)
+
+// Source says where a movie's video file can be read: a local path or an
+// http(s) URL (a presigned S3 GET).
+type Source interface {
+	Locate(ctx context.Context, movie domain.Movie) (string, error)
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func(ctx context.Context, movie domain.Movie) (string, error)
+
+// Locate calls f.
+func (f SourceFunc) Locate(ctx context.Context, movie domain.Movie) (string, error) {
+	return f(ctx, movie)
+}
+
+// States keeps tracker states between the segments of a trace. A state's
+// key names the movie, its tracing settings and the frame, and its content
+// is a pure function of them, so a late or repeated Put is harmless.
+type States interface {
+	// Get returns the state saved under key, or ErrNoState.
+	Get(ctx context.Context, key string) ([]byte, error)
+	Put(ctx context.Context, key string, state []byte) error
+}
+
+// ErrNoState is States.Get's answer for a key with no state.
+var ErrNoState = errors.New("tracer: no saved state")
+
+// VideoOptions configure the video tracer.
+type VideoOptions struct {
+	Source Source
+	// States keeps checkpoints; nil keeps none, and a trace that does not
+	// start at the trim start re-tracks from the trim start.
+	States States
+	// Params tune the tracker; zero fields take tracker.DefaultParams.
+	Params tracker.Params
+	// CheckpointEvery: a state is saved every this many traced frames
+	// (default 100), so a continuation re-tracks at most that many frames
+	// before its first new one.
+	CheckpointEvery int
+}
+
+// Video is the real tracer: it reads the movie's frames through ffmpeg
+// (video.ReadFrames) and follows each marker with tracker.Tracker from
+// where the user placed it on the trim's first frame (the key frame).
+//
+// A trace that starts later than the trim start (a continuation or a
+// retrace from a frame) restores the tracker's state from the last
+// checkpoint at or before its start and re-tracks silently up to its first
+// frame, so it emits exactly the points an uninterrupted trace would have.
+type Video struct {
+	o VideoOptions
+}
+
+var _ Tracer = (*Video)(nil)
+
+// NewVideo returns the video tracer.
+func NewVideo(o VideoOptions) (*Video, error) {
+	if o.Source == nil {
+		return nil, errors.New("tracer: a video tracer needs a Source")
+	}
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = 100
+	}
+	if o.CheckpointEvery < 1 {
+		return nil, fmt.Errorf("tracer: checkpoint interval %d", o.CheckpointEvery)
+	}
+	if _, _, err := tracker.New(o.Params, []byte{0}, 1, 1, nil); err != nil {
+		return nil, err
+	}
+	return &Video{o: o}, nil
+}
+
+// Trace implements Tracer.
+func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.TracePlan, emit func(domain.Frame) error) error {
+	if plan.Frames == 0 {
+		return nil
+	}
+	s := movie.Settings
+	step := max(s.CaptureInterval, 1)
+	key, first, last := s.Trim.Start, plan.FrameAt(0), plan.FrameAt(plan.Frames-1)
+	if first < key || (first-key)%step != 0 {
+		return fmt.Errorf("tracer: plan starts at frame %d, off the capture grid from %d every %d", first, key, step)
+	}
+	src, err := v.o.Source.Locate(ctx, movie)
+	if err != nil {
+		return Safe("The movie's video file could not be found.", err)
+	}
+	info, err := video.Probe(ctx, src)
+	if err != nil {
+		return videoFailure(err)
+	}
+	if last >= info.FrameCount {
+		return Safe(fmt.Sprintf("The trace goes to frame %d but the video has %d frames.", last, info.FrameCount),
+			fmt.Errorf("tracer: plan ends at %d, video has %d frames", last, info.FrameCount))
+	}
+	w, h := info.Width, info.Height
+	at := make([][2]float64, len(s.Markers))
+	for i, mk := range s.Markers {
+		at[i] = [2]float64{toPixel(mk.X, w), toPixel(mk.Y, h)}
+	}
+	settings := v.settingsKey(movie, info, step)
+	stateKey := func(frame int) string { return movie.ID + "/" + settings + "/" + strconv.Itoa(frame) }
+
+	// Where to start tracking: the latest saved state before the plan's
+	// first frame, else the key frame.
+	var trk *tracker.Tracker
+	start := key
+	if first > key && v.o.States != nil {
+		every := v.o.CheckpointEvery * step
+		for cand := first - step; cand > key; cand = key + ((cand-key-1)/every)*every {
+			data, err := v.o.States.Get(ctx, stateKey(cand))
+			if errors.Is(err, ErrNoState) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("tracer: load state: %w", err)
+			}
+			if t, err := tracker.Restore(data); err == nil {
+				trk, start = t, cand+step
+				break
+			}
+		}
+	}
+
+	err = video.ReadFrames(ctx, src, video.ReadOptions{Start: start, End: last + 1, Step: step, Width: w, Height: h},
+		func(f video.Frame) error {
+			var pts []tracker.Point
+			var err error
+			if trk == nil {
+				trk, pts, err = tracker.New(v.o.Params, f.Gray, w, h, at)
+			} else {
+				pts, err = trk.Step(f.Gray)
+			}
+			if err != nil {
+				return err
+			}
+			if v.o.States != nil && f.Index != key && ((f.Index-key)/step)%v.o.CheckpointEvery == 0 {
+				if err := v.save(ctx, stateKey(f.Index), trk); err != nil {
+					return err
+				}
+			}
+			if f.Index < first {
+				return nil // re-tracking up to the plan's first frame
+			}
+			return emit(toFrame(f.Index, s.Markers, pts, w, h))
+		})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		var se *SafeError
+		if errors.As(err, &se) {
+			return err
+		}
+		if errors.Is(err, video.ErrNotVideo) || errors.Is(err, video.ErrTruncated) || errors.Is(err, video.ErrUnsupportedCodec) {
+			return videoFailure(err)
+		}
+		return err
+	}
+	return nil
+}
+
+func (v *Video) save(ctx context.Context, key string, trk *tracker.Tracker) error {
+	data, err := trk.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := v.o.States.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("tracer: save state: %w", err)
+	}
+	return nil
+}
+
+// settingsKey is a digest of everything a tracker state depends on.
+func (v *Video) settingsKey(m domain.Movie, info video.Info, step int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "v1|%s|%d|%d|%dx%d|%d|%s|%v|", m.ID, m.Settings.Trim.Start, step, info.Width, info.Height,
+		info.FrameCount, info.Codec, v.o.Params)
+	for _, mk := range m.Settings.Markers {
+		fmt.Fprintf(h, "%s|%x|%x|", mk.ID, math.Float64bits(mk.X), math.Float64bits(mk.Y))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// toPixel maps a normalised coordinate to the tracker's pixel-center
+// coordinate (the first pixel's center is 0).
+func toPixel(u float64, size int) float64 {
+	return min(max(u*float64(size)-0.5, 0), float64(size-1))
+}
+
+func toFrame(index int, markers []domain.Marker, pts []tracker.Point, w, h int) domain.Frame {
+	f := domain.Frame{Index: index, Points: make([]domain.Point, len(pts))}
+	for i, p := range pts {
+		dp := domain.Point{MarkerID: markers[i].ID, Confidence: p.Confidence, Lost: p.Lost}
+		if !p.Lost {
+			dp.PX, dp.PY = p.X+0.5, p.Y+0.5
+			dp.X, dp.Y = min(dp.PX/float64(w), 1), min(dp.PY/float64(h), 1)
+		}
+		f.Points[i] = dp
+	}
+	return f
+}
+
+// videoFailure turns a video error into a user-facing one.
+func videoFailure(err error) error {
+	switch {
+	case errors.Is(err, video.ErrNotVideo):
+		return Safe("The movie's file is not a video the tracer can read.", err)
+	case errors.Is(err, video.ErrTruncated):
+		return Safe("The movie's file is truncated: the tracer could not read all its frames.", err)
+	case errors.Is(err, video.ErrUnsupportedCodec):
+		var uc *video.UnsupportedCodecError
+		if errors.As(err, &uc) {
+			return Safe(fmt.Sprintf("The movie's codec %s is not supported.", uc.Codec), err)
+		}
+		return Safe("The movie's codec is not supported.", err)
+	case errors.Is(err, video.ErrNoFrames):
+		return Safe("The movie has no frames.", err)
+	}
+	return err
+}
+
+// EnvTracer chooses the tracer FromEnv builds: "video" (the default when
+// a video source is given) or "synthetic".
+const EnvTracer = "TRACER"
+
+// FromEnv builds the product's tracer: the video tracer on src with states
+// (nil: none kept) when src is set, unless TRACER=synthetic; the synthetic
+// one (SyntheticFromEnv) otherwise. TRACER=video without a source is an
+// error.
+func FromEnv(getenv func(string) string, src Source, states States) (Tracer, error) {
+	synthetic := func() (Tracer, error) {
+		s, err := SyntheticFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	switch getenv(EnvTracer) {
+	case "synthetic":
+		return synthetic()
+	case "", "video":
+		if src == nil {
+			if getenv(EnvTracer) == "video" {
+				return nil, fmt.Errorf("tracer: %s=video needs the movies bucket", EnvTracer)
+			}
+			return synthetic()
+		}
+		v, err := NewVideo(VideoOptions{Source: src, States: states})
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	default:
+		return nil, fmt.Errorf("tracer: %s=%q must be video or synthetic", EnvTracer, getenv(EnvTracer))
+	}
+}

@@ -1,0 +1,198 @@
+// The page's sign-in module: OpenID Connect through oidc-client-ts
+// (authorization code flow with PKCE, public client, no secret). Bundled at
+// build time by esbuild (make web) into auth.bundle.js, served as /auth.js.
+//
+// Where it signs in is read from /auth-config.json: the local stack's OIDC
+// provider under `make run`, Cognito's managed login when deployed. With
+// {"mode": "dev"} (a local stack without a provider) it does nothing and the
+// page keeps its development identity.
+//
+// Tokens stay in memory (an InMemoryWebStorage user store): a reload signs in
+// again, which the provider's own session makes a quick redirect. They are
+// renewed with the refresh token before they expire. Only the PKCE verifier
+// and state of a sign-in in progress are in sessionStorage, as the redirect
+// needs them. The API is sent the ID token: it is the token whose aud is the
+// client ID and that carries the name claim the API shows to other users
+// (Cognito's access tokens carry neither).
+//
+// The page uses window.tracingAuth:
+//   ready            Promise of the signed-in user {id, name} or null
+//   mode()           'oidc' | 'dev' | 'loading'
+//   user()           {id, name} or null
+//   fetch(url, init) fetch with the Authorization header; on a 401 it renews
+//                    the tokens once and retries
+//   signIn(), signOut()
+//   onChange(fn)     fn(user or null) after a renewal changed the user or a
+//                    sign-out
+import { InMemoryWebStorage, UserManager, WebStorageStateStore } from 'oidc-client-ts';
+
+const listeners = [];
+let manager = null;
+let current = null; // oidc-client-ts User
+let mode = 'loading';
+let config = null;
+let signInError = '';
+
+function userOf(u) {
+  if (!u || u.expired || !u.id_token) return null;
+  const p = u.profile || {};
+  return { id: p.sub, name: p.name || p.email || p.sub };
+}
+
+function notify() {
+  const u = userOf(current);
+  renderControls();
+  for (const fn of listeners) {
+    try { fn(u); } catch (e) { console.error(e); }
+  }
+}
+
+function home() {
+  return location.origin + '/';
+}
+
+async function loadConfig() {
+  try {
+    const res = await fetch('/auth-config.json', { cache: 'no-store' });
+    if (!res.ok) return { mode: 'dev' };
+    return await res.json();
+  } catch {
+    return { mode: 'dev' };
+  }
+}
+
+async function start() {
+  config = await loadConfig();
+  if (config.mode !== 'oidc') {
+    mode = 'dev';
+    return null;
+  }
+  mode = 'oidc';
+  manager = new UserManager({
+    authority: config.authority,
+    client_id: config.clientId,
+    redirect_uri: home(),
+    post_logout_redirect_uri: home(),
+    response_type: 'code',
+    scope: config.scope || 'openid profile email',
+    userStore: new WebStorageStateStore({ store: new InMemoryWebStorage() }),
+    automaticSilentRenew: true,
+    loadUserInfo: false,
+    monitorSession: false,
+  });
+  manager.events.addUserLoaded((u) => { current = u; notify(); });
+  manager.events.addUserUnloaded(() => { current = null; notify(); });
+  manager.events.addSilentRenewError((e) => console.warn('token renewal failed:', e && e.message));
+
+  const params = new URLSearchParams(location.search);
+  if (params.has('state') && (params.has('code') || params.has('error'))) {
+    try {
+      current = await manager.signinRedirectCallback();
+      // Back to where the sign-in started (the hash route), without the code.
+      const back = typeof current.state === 'string' && current.state.startsWith('#') ? current.state : '';
+      history.replaceState(null, '', location.pathname + back);
+    } catch (e) {
+      history.replaceState(null, '', location.pathname);
+      console.warn('sign-in failed:', e && e.message);
+      signInError = (e && e.message) || 'sign-in failed';
+    }
+  }
+  return userOf(current);
+}
+
+
+async function signIn() {
+  if (!manager) return;
+  await manager.signinRedirect({ state: location.hash || '' });
+}
+
+async function signOut() {
+  if (!manager) return;
+  await manager.removeUser();
+  // Cognito's /logout (and the local provider's copy of it) ends the
+  // provider's session and comes back to logout_uri.
+  if (config.logoutUrl) {
+    location.assign(config.logoutUrl + '&logout_uri=' + encodeURIComponent(home()));
+  }
+}
+
+function headers() {
+  const u = userOf(current);
+  return u ? { Authorization: 'Bearer ' + current.id_token } : {};
+}
+
+async function renew() {
+  try {
+    current = await manager.signinSilent();
+    return !!userOf(current);
+  } catch {
+    return false;
+  }
+}
+
+async function authFetch(input, init = {}) {
+  if (mode !== 'oidc') return fetch(input, init);
+  const withToken = () => {
+    const h = new Headers(init.headers || {});
+    const a = headers();
+    if (a.Authorization) h.set('Authorization', a.Authorization);
+    return fetch(input, { ...init, headers: h });
+  };
+  const res = await withToken();
+  if (res.status !== 401 || !current || !current.refresh_token) return res;
+  // Expired or revoked between renewals: renew once and retry.
+  if (!(await renew())) return res;
+  return withToken();
+}
+
+// renderControls shows who is signed in and the sign-in / sign-out button
+// in the page's header; in oidc mode the development name picker is hidden.
+function renderControls() {
+  if (mode !== 'oidc') return;
+  const picker = document.getElementById('identity-form');
+  if (picker) picker.hidden = true;
+  let box = document.getElementById('auth-controls');
+  if (!box) {
+    box = document.createElement('div');
+    box.id = 'auth-controls';
+    box.className = 'identity';
+    const header = document.querySelector('header') || document.body;
+    header.append(box);
+  }
+  const u = userOf(current);
+  box.replaceChildren();
+  const who = document.createElement('span');
+  who.dataset.testid = 'auth-user';
+  who.className = 'muted';
+  who.textContent = u ? 'signed in as ' + u.name : (signInError ? 'sign-in failed: ' + signInError : 'not signed in');
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.dataset.testid = u ? 'sign-out' : 'sign-in';
+  button.textContent = u ? 'Sign out' : 'Sign in';
+  button.addEventListener('click', () => (u ? signOut() : signIn()));
+  box.append(who, ' ', button);
+  const need = document.getElementById('need-identity');
+  if (need && !u) {
+    const p = need.querySelector('p');
+    if (p) p.textContent = 'Sign in to see the movies. Your name comes from your sign-in; it is what others see while you edit a movie.';
+  }
+}
+
+const ready = start().then((u) => {
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', renderControls, { once: true });
+  } else {
+    renderControls();
+  }
+  return u;
+});
+
+window.tracingAuth = Object.freeze({
+  ready,
+  mode: () => mode,
+  user: () => userOf(current),
+  fetch: authFetch,
+  signIn,
+  signOut,
+  onChange: (fn) => { listeners.push(fn); },
+});

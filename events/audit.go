@@ -41,6 +41,14 @@ type AuditItem struct {
 	// Summary is set for failed and abandoned jobs only, sanitized again
 	// (domain.SanitizeSummary) whatever the row held.
 	Summary string `dynamodbav:"summary,omitempty"`
+	// Settings and traced range (see Event); absent in items written before
+	// they were recorded.
+	TrimStart       int `dynamodbav:"trimStart,omitempty"`
+	TrimEnd         int `dynamodbav:"trimEnd,omitempty"`
+	CaptureInterval int `dynamodbav:"captureInterval,omitempty"`
+	Frames          int `dynamodbav:"frames,omitempty"`
+	FirstFrame      int `dynamodbav:"firstFrame,omitempty"`
+	LastFrame       int `dynamodbav:"lastFrame,omitempty"`
 }
 
 // AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
@@ -53,6 +61,8 @@ func NewAuditItem(e Event) AuditItem {
 		MovieID: e.MovieID, EventKey: e.AuditKey(), Type: string(e.Type), JobID: e.JobID,
 		UserID: e.UserID, UserName: e.UserName, OccurredAt: FormatTime(e.At),
 		FromFrame: e.FromFrame, Version: e.Version,
+		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
+		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
 	}
 	if e.Type == TracingFailed || e.Type == TracingAbandoned {
 		it.Summary = domain.SanitizeSummary(e.Summary)

@@ -43,7 +43,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 	if err != nil {
 		return nil, log, err
 	}
-	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable)
+	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable, config.EnvAuditTable)
 	if err != nil {
 		return nil, log, err
 	}
@@ -55,6 +55,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 	h, err := httpapi.New(httpapi.Config{
 		Movies:        dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies),
 		Frames:        dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames),
+		History:       dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 		Auth:          auth,
 		Now:           time.Now,
 		LeaseDuration: cfg.LeaseDuration,

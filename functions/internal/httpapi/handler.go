@@ -32,7 +32,9 @@ type MovieStore interface {
 type Config struct {
 	Movies MovieStore
 	Frames FrameReader
-	Auth   Authenticator
+	// History reads the audit table for GET /movies/{id}/history.
+	History HistoryReader
+	Auth    Authenticator
 	// Now is the clock every command carries; tests control it.
 	Now func() time.Time
 	// LeaseDuration is the renewable lease length (LEASE_SECONDS).
@@ -63,6 +65,8 @@ func New(c Config) (*Handler, error) {
 		return nil, errors.New("httpapi: no movie store")
 	case c.Frames == nil:
 		return nil, errors.New("httpapi: no frame reader")
+	case c.History == nil:
+		return nil, errors.New("httpapi: no history reader")
 	case c.Auth == nil:
 		return nil, errors.New("httpapi: no authenticator")
 	case c.Logger == nil:
@@ -115,6 +119,7 @@ func (h *Handler) routes() {
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)
 	h.handle("POST /movies/{id}/traces", identityRequired, h.startTrace)
 	h.handle("GET /movies/{id}/frames", identityRequired, h.frames)
+	h.handle("GET /movies/{id}/history", identityRequired, h.history)
 	h.handle("GET /openapi.json", identityNone, h.openAPI)
 
 	// Problems instead of net/http's plain-text 404 and 405.

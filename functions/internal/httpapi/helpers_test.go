@@ -42,6 +42,7 @@ type fixture struct {
 	tables dynamo.Tables
 	movies *dynamo.MovieStore
 	frames *dynamo.FrameStore
+	audit  *dynamo.AuditReader
 }
 
 var (
@@ -55,7 +56,8 @@ func tables(tb testing.TB) *fixture {
 		client := testenv.DynamoDB(tb)
 		t := testenv.NewTables(tb, client)
 		shared = &fixture{client: client, tables: t,
-			movies: dynamo.NewMovieStore(client, t.Movies), frames: dynamo.NewFrameStore(client, t.Frames)}
+			movies: dynamo.NewMovieStore(client, t.Movies), frames: dynamo.NewFrameStore(client, t.Frames),
+			audit: dynamo.NewAuditReader(client, t.Audit)}
 	})
 	if shared == nil {
 		tb.Fatal("no tables on DynamoDB Local (see the first failing test)")
@@ -295,7 +297,7 @@ func newAPIOn(t *testing.T, tr transport, fx *fixture) *api {
 		t.Fatal(err)
 	}
 	h, err := httpapi.New(httpapi.Config{
-		Movies: fx.movies, Frames: fx.frames, Auth: auth, Now: a.clock.Now,
+		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
 	})
 	if err != nil {

@@ -208,6 +208,13 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	alice.waitJS("Alice's last trace says what was traced", `document.querySelector('#last-job').textContent.startsWith(`+jsString(wantJob)+`)`)
 	bob.waitJS("Bob's says Alice traced it", `document.querySelector('#last-job').textContent.includes('traced by Alice')`)
 	bob.waitJS("Bob's downloads are complete", holds+` === 'complete'`) // defect 9
+	// The history: Alice's trace, its settings and what it traced.
+	bob.waitJS("the history shows Alice's completed trace", `[...document.querySelectorAll('[data-testid="history-item"][data-type="completed"]')]
+		.some(e => e.textContent.startsWith('Alice\u2019s trace completed at ') && e.textContent.endsWith(': `+fmt.Sprintf("%d frames (frames 0 to %d) traced.", wantFrames, lastFrame)+`'))`)
+	if got := bob.str(`document.querySelector('[data-testid="history-item"][data-type="started"]').textContent`); !strings.HasPrefix(got, "Alice started a trace at frame 0 at ") ||
+		!strings.HasSuffix(got, fmt.Sprintf("Settings: frames 0 to %d, every 2nd frame.", frameCount-1)) {
+		t.Errorf("the history's start: %q", got)
+	}
 	alice.waitJS("Alice edits again", banner+`.dataset.mode === 'edit'`)
 	bob.waitJS("Bob sees Alice editing again", banner+`.dataset.mode === 'view' && `+banner+`.textContent.includes('Alice is editing')`)
 	alice.do("show the last traced frame", chromedp.SetValue(chromedp.ID("frame-slider"), fmt.Sprint(frameCount-2)),
@@ -289,6 +296,8 @@ func bobFailedTrace(t *testing.T, bob *tab) {
 	}
 	bob.waitJS("Bob edits again after his failed trace", banner+`.dataset.mode === 'edit'`)
 	bob.waitJS("a next step is offered", `!document.querySelector('#next-step').hidden && document.querySelector('#next-step').textContent.includes('Retrace')`)
+	bob.waitJS("the history shows the failure", `[...document.querySelectorAll('[data-testid="history-item"][data-type="failed"]')]
+		.some(e => e.textContent.includes(' after saving `+fmt.Sprintf("%d frames (frames 0 to %d). Reason: The tracer failed at frame %d", n, last, failFrame)+`'))`)
 	bob.noInternalWords("after a failed trace")
 	bob.shot("13-bob-failed-trace")
 	bob.do("back to the list", chromedp.Click(chromedp.ID("back")))

@@ -47,7 +47,7 @@ func devAuthEnv(k string) string {
 func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	frames := dynamo.NewFrameStore(s.DynamoDB, s.Tables.Frames)
 	api, err := httpapi.New(httpapi.Config{
-		Movies: s.Movies, Frames: frames, Auth: auth, Now: time.Now,
+		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
 		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
 	})
 	if err != nil {

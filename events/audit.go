@@ -18,7 +18,6 @@ const (
 	AttrOccurredAt = "occurredAt"
 )
 
-
 // AuditItem is one row of the audit table: a user-facing record of a trace
 // outcome. It holds no lease ID of an analysis lease, no stack trace and no
 // unsanitized text.

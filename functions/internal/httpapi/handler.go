@@ -301,7 +301,7 @@ func (h *Handler) logRequest(ctx context.Context, method string, st *state, stat
 	level := logLevel(status)
 	if st.internal != nil {
 		level = slog.LevelError
-		attrs = append(attrs, slog.String("error", redactIDs(st.internal.Error())))
+		attrs = append(attrs, slog.String("error", events.RedactIDs(st.internal.Error())))
 	}
 	h.cfg.Logger.LogAttrs(ctx, level, "request", attrs...)
 }

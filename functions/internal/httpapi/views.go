@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // Response bodies. They are built from domain values here and nowhere else,
 // so that no lease ID can slip into one by a struct gaining a field.
 
-// TimeFormat is every time in the API: RFC 3339, UTC, milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+// formatTime is every time in the API: events.TimeLayout (RFC 3339, UTC,
+// milliseconds), the same as in the audit table.
+func formatTime(t time.Time) string { return events.FormatTime(t) }
 
 // LockView is a live lease as others may see it: never its ID, never the
 // holder's user ID.

@@ -42,6 +42,11 @@ const (
 	AttrLeaseHeartbeatAt = AttrLease + ".heartbeatAt"
 	AttrLeaseExpiresAt   = AttrLease + ".expiresAt"
 	AttrLeaseClaimed     = AttrLease + ".claimed"
+	AttrLeaseClaimToken  = AttrLease + ".claimToken"
+
+	// Paths inside the last job map.
+	AttrLastJobID     = AttrLastJob + ".jobId"
+	AttrLastJobStatus = AttrLastJob + ".status"
 )
 
 // LeaseItem is the stored lease map. Times are Unix milliseconds so that
@@ -55,6 +60,7 @@ type LeaseItem struct {
 	HeartbeatAt int64  `dynamodbav:"heartbeatAt"`
 	ExpiresAt   int64  `dynamodbav:"expiresAt"`
 	Claimed     bool   `dynamodbav:"claimed"`
+	ClaimToken  string `dynamodbav:"claimToken,omitempty"`
 	FromFrame   int    `dynamodbav:"fromFrame"`
 }
 
@@ -134,7 +140,7 @@ func NewLeaseItem(l domain.Lease) LeaseItem {
 	return LeaseItem{
 		Kind: string(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: Millis(l.AcquiredAt), HeartbeatAt: Millis(l.HeartbeatAt), ExpiresAt: Millis(l.ExpiresAt),
-		Claimed: l.Claimed, FromFrame: l.FromFrame,
+		Claimed: l.Claimed, ClaimToken: l.ClaimToken, FromFrame: l.FromFrame,
 	}
 }
 
@@ -143,7 +149,7 @@ func (l LeaseItem) Lease() domain.Lease {
 	return domain.Lease{
 		Kind: domain.LeaseKind(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: FromMillis(l.AcquiredAt), HeartbeatAt: FromMillis(l.HeartbeatAt), ExpiresAt: FromMillis(l.ExpiresAt),
-		Claimed: l.Claimed, FromFrame: l.FromFrame,
+		Claimed: l.Claimed, ClaimToken: l.ClaimToken, FromFrame: l.FromFrame,
 	}
 }
 

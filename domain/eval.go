@@ -122,6 +122,8 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 			return nil, false
 		}
 		return l.ClaimToken, true
+	case FieldLeaseSegment:
+		return l.Segment, true
 	}
 	panic(fmt.Sprintf("domain: unknown field %q", f))
 }
@@ -267,7 +269,7 @@ func (m *Movie) assign(a Assignment) {
 	case FieldLease:
 		l := a.Value.(Lease)
 		m.Lease = &l
-	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken:
+	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken, FieldLeaseSegment:
 		l := *m.Lease // a copy: the caller's movie may share the pointer
 		switch a.Field {
 		case FieldLeaseHeartbeatAt:
@@ -276,6 +278,8 @@ func (m *Movie) assign(a Assignment) {
 			l.ExpiresAt = a.Value.(time.Time)
 		case FieldLeaseClaimToken:
 			l.ClaimToken = a.Value.(string)
+		case FieldLeaseSegment:
+			l.Segment = a.Value.(int)
 		default:
 			l.Claimed = a.Value.(bool)
 		}

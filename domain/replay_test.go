@@ -86,27 +86,19 @@ func TestEditsBindTheLeaseToItsUserAndNoOpEditsWriteNothing(t *testing.T) {
 	})
 }
 
-func TestFinalizeStaleTrace(t *testing.T) {
-	running := exec(t, claimed(t, job1, t0), domain.RenewJob{JobFence: domain.JobFence{JobID: job1, Now: at(ms)}, Duration: d, FramesWritten: 42})
-	job := *running.Lease
-	fin := func(job domain.Lease, now time.Time) domain.FinalizeStaleTrace {
-		return domain.FinalizeStaleTrace{Job: job, FramesWritten: 42, Now: now}
+func TestRetriedFinalizeAndSegmentClaimsAreReplays(t *testing.T) {
+	started := exec(t, analysing(t, leaseA, alice, t0), domain.StartTrace{LeaseID: leaseA, JobID: job1, User: alice, Now: t0, Duration: d})
+	job := *started.Lease
+	finalized := exec(t, started, domain.FinalizeStaleTrace{Job: job, Now: job.ExpiresAt})
+	seg := func(token string) domain.ClaimSegment {
+		return domain.ClaimSegment{JobID: job1, Segment: 0, Token: token, Now: at(ms), Duration: d}
 	}
-	finalized := exec(t, running, fin(job, job.ExpiresAt))
-	other := job
-	other.ID = job2
+	claimed := exec(t, started, seg(token1))
 	runCases(t, []cmdCase{
-		{name: "a stale tracing lease is finalized as failed on the row", movie: running, cmd: fin(job, job.ExpiresAt.Add(time.Hour)),
-			check: func(t *testing.T, _, after domain.Movie) {
-				requireOutcome(t, after, job, domain.StatusFailed, job.ExpiresAt, 42, domain.StalledSummary)
-				if !after.UpdatedAt.Equal(job.ExpiresAt.Add(time.Hour)) {
-					t.Fatalf("UpdatedAt %v", after.UpdatedAt)
-				}
-			}},
-		{name: "at its expiry it is stale", movie: running, cmd: fin(job, job.ExpiresAt)},
-		{name: "1 ns before its expiry it is live", movie: running, cmd: fin(job, job.ExpiresAt.Add(-time.Nanosecond)), code: domain.CodeTracingInProgress},
-		{name: "another job is not finalized", movie: running, cmd: fin(other, job.ExpiresAt), code: domain.CodeNotHeld},
-		{name: "a retried finalize finds the outcome", movie: finalized, cmd: fin(job, job.ExpiresAt.Add(time.Minute)), replay: true},
-		{name: "an analysis lease is not a trace", movie: analysing(t, leaseA, alice, t0), cmd: fin(domain.Lease{ID: leaseA}, at(2*d)), code: domain.CodeNotHeld},
+		{name: "a retried finalize finds the outcome", movie: finalized, replay: true,
+			cmd: domain.FinalizeStaleTrace{Job: job, Now: job.ExpiresAt.Add(time.Minute)}},
+		{name: "a retried segment claim recognises its token", movie: claimed, replay: true, cmd: seg(token1)},
+		{name: "a redelivered segment message stays a no-op", movie: claimed, cmd: seg(token2), code: domain.CodeAlreadyClaimed},
+		{name: "a segment claim without a token is never a replay", movie: claimed, cmd: seg(""), code: domain.CodeAlreadyClaimed},
 	})
 }

@@ -55,6 +55,7 @@ const (
 	FieldLeaseClaimToken  Field = "Lease.ClaimToken"
 	FieldLastJobID        Field = "LastJob.JobID"
 	FieldLastJobStatus    Field = "LastJob.Status"
+	FieldLeaseSegment     Field = "Lease.Segment"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -63,7 +64,7 @@ var Fields = []Field{
 	FieldID, FieldFrameCount, FieldStatus, FieldMarkers, FieldTrimStart, FieldTrimEnd, FieldCaptureInterval,
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
-	FieldLeaseClaimed, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
+	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus,
 }
 

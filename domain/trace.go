@@ -291,44 +291,6 @@ func (c FailJob) Update() []Assignment {
 // SafeSummary is the summary as stored: sanitized, whatever the worker sent.
 func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
 
-// FinalizeStaleTrace records a trace whose worker stopped renewing as failed
-// on the row itself: the stale tracing lease is removed, status becomes
-// tracing_failed and LastJob the job with StalledSummary, finished at the
-// moment its lease went stale. The sweeper commits it for stale tracing
-// leases nobody took over, so the stored status, the audit
-// (movie.tracing.failed) and what readers see agree.
-//
-// Precondition: the stored lease is the tracing lease of Job.ID and it is
-// stale at Now. Job is the lease as read from the row (Job.ID is checked, the
-// rest is recorded); FramesWritten the row's progress.
-type FinalizeStaleTrace struct {
-	Job           Lease
-	FramesWritten int
-	Now           time.Time
-}
-
-func (c FinalizeStaleTrace) Validate() error {
-	var n error
-	if c.FramesWritten < 0 {
-		n = Invalid("framesWritten", "must not be negative")
-	}
-	return firstError(validateLeaseID("jobId", c.Job.ID), n)
-}
-
-func (c FinalizeStaleTrace) Precondition() []Clause {
-	return []Clause{
-		{If: And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), Cmp(FieldLeaseID, OpEq, c.Job.ID)}, Else: func(Movie) error {
-			return &Error{Code: CodeNotHeld, Message: "the job's lease is no longer on the movie"}
-		}},
-		{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }},
-	}
-}
-
-// Done: the row already records this job as failed (a retried finalize, or
-// the worker's own FailJob).
+// Done (FinalizeStaleTrace, segment.go): the row already records this job as
+// failed (a retried finalize, or the worker's own FailJob).
 func (c FinalizeStaleTrace) Done() Cond { return finished(c.Job.ID, StatusFailed) }
-
-func (c FinalizeStaleTrace) Update() []Assignment {
-	return changed(c.Now, Remove(FieldLease), Set(FieldStatus, StatusFailed), Set(FieldFramesWritten, c.FramesWritten),
-		Set(FieldLastJob, c.Job.Outcome(c.Job.ExpiresAt, StatusFailed, c.FramesWritten, StalledSummary)))
-}

@@ -40,6 +40,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldLeaseClaimToken:  events.AttrLeaseClaimToken,
 	domain.FieldLastJobID:        events.AttrLastJobID,
 	domain.FieldLastJobStatus:    events.AttrLastJobStatus,
+	domain.FieldLeaseSegment:     events.AttrLeaseSegment,
 	domain.FieldFrameRate:        events.AttrFrameRate,
 	domain.FieldVideo:            events.AttrVideo,
 	domain.FieldIngestFailure:    events.AttrIngestFailure,

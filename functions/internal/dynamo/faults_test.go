@@ -126,7 +126,7 @@ func TestEveryWriteSurvivesALostResponse(t *testing.T) {
 			// finalized, and a page that is released.
 			job2, job3 := newID(t), newID(t)
 			f.commitLosing(t, id, kind, domain.StartTrace{JobID: job2, User: bob, FromFrame: 5, Now: at(7), Duration: lease})
-			c2 := f.commitLosing(t, id, kind, domain.ClaimJob{JobID: job2, Token: newID(t), Now: at(7), Duration: lease})
+			c2 := f.commitLosing(t, id, kind, domain.ClaimSegment{JobID: job2, Token: newID(t), Now: at(7), Duration: lease})
 			f.commitLosing(t, id, kind, domain.FailJob{Job: *c2.Lease, Now: at(8), FramesWritten: 0, Summary: "lost marker"})
 			s3 := f.commitLosing(t, id, kind, domain.StartTrace{JobID: job3, User: bob, FromFrame: 5, Now: at(9), Duration: lease})
 			f.commitLosing(t, id, kind, domain.FinalizeStaleTrace{Job: *s3.Lease, FramesWritten: 0, Now: s3.Lease.ExpiresAt})

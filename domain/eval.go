@@ -112,6 +112,8 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 		return l.ExpiresAt, true
 	case FieldLeaseClaimed:
 		return l.Claimed, true
+	case FieldLeaseSegment:
+		return l.Segment, true
 	}
 	panic(fmt.Sprintf("domain: unknown field %q", f))
 }
@@ -254,13 +256,15 @@ func (m *Movie) assign(a Assignment) {
 	case FieldLease:
 		l := a.Value.(Lease)
 		m.Lease = &l
-	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed:
+	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseSegment:
 		l := *m.Lease // a copy: the caller's movie may share the pointer
 		switch a.Field {
 		case FieldLeaseHeartbeatAt:
 			l.HeartbeatAt = a.Value.(time.Time)
 		case FieldLeaseExpiresAt:
 			l.ExpiresAt = a.Value.(time.Time)
+		case FieldLeaseSegment:
+			l.Segment = a.Value.(int)
 		default:
 			l.Claimed = a.Value.(bool)
 		}

@@ -40,6 +40,11 @@ type Lease struct {
 	Claimed bool
 	// FromFrame is the frame a tracing job was asked to start at.
 	FromFrame int
+	// Segment is the tracing job's segment that is (or is next to be)
+	// claimed: 0 for the first invocation, one more for each continuation
+	// the job was handed off to (HandOffJob). Each segment is claimed at
+	// most once (ClaimSegment).
+	Segment int
 }
 
 // LiveAt reports whether the lease is live at now (now < ExpiresAt): the

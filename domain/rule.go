@@ -49,6 +49,7 @@ const (
 	FieldLeaseHeartbeatAt Field = "Lease.HeartbeatAt"
 	FieldLeaseExpiresAt   Field = "Lease.ExpiresAt"
 	FieldLeaseClaimed     Field = "Lease.Claimed"
+	FieldLeaseSegment     Field = "Lease.Segment"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -57,7 +58,7 @@ var Fields = []Field{
 	FieldID, FieldFrameCount, FieldStatus, FieldMarkers, FieldTrimStart, FieldTrimEnd, FieldCaptureInterval,
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
-	FieldLeaseClaimed, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
+	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

@@ -18,10 +18,6 @@ const (
 	AttrOccurredAt = "occurredAt"
 )
 
-// OccurredAtLayout is RFC 3339 in UTC with exactly three fractional digits:
-// fixed width, so the strings sort in time order.
-const OccurredAtLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // AuditItem is one row of the audit table: a user-facing record of a trace
 // outcome. It holds no lease ID of an analysis lease, no stack trace and no
 // unsanitized text.
@@ -44,6 +40,14 @@ type AuditItem struct {
 	// Summary is set for failed and abandoned jobs only, sanitized again
 	// (domain.SanitizeSummary) whatever the row held.
 	Summary string `dynamodbav:"summary,omitempty"`
+	// Settings and traced range (see Event); absent in items written before
+	// they were recorded.
+	TrimStart       int `dynamodbav:"trimStart,omitempty"`
+	TrimEnd         int `dynamodbav:"trimEnd,omitempty"`
+	CaptureInterval int `dynamodbav:"captureInterval,omitempty"`
+	Frames          int `dynamodbav:"frames,omitempty"`
+	FirstFrame      int `dynamodbav:"firstFrame,omitempty"`
+	LastFrame       int `dynamodbav:"lastFrame,omitempty"`
 }
 
 // AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
@@ -54,8 +58,10 @@ func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
 func NewAuditItem(e Event) AuditItem {
 	it := AuditItem{
 		MovieID: e.MovieID, EventKey: e.AuditKey(), Type: string(e.Type), JobID: e.JobID,
-		UserID: e.UserID, UserName: e.UserName, OccurredAt: e.At.UTC().Format(OccurredAtLayout),
+		UserID: e.UserID, UserName: e.UserName, OccurredAt: FormatTime(e.At),
 		FromFrame: e.FromFrame, Version: e.Version,
+		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
+		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
 	}
 	if e.Type == TracingFailed || e.Type == TracingAbandoned {
 		it.Summary = domain.SanitizeSummary(e.Summary)
@@ -82,4 +88,4 @@ func UnmarshalAuditItem(item map[string]types.AttributeValue) (AuditItem, error)
 }
 
 // Time parses OccurredAt.
-func (it AuditItem) Time() (time.Time, error) { return time.Parse(OccurredAtLayout, it.OccurredAt) }
+func (it AuditItem) Time() (time.Time, error) { return time.Parse(TimeLayout, it.OccurredAt) }

@@ -44,6 +44,30 @@ type Event struct {
 	Version int64 `json:"version"`
 	// Summary is the sanitized failure summary (failed, abandoned).
 	Summary string `json:"summary,omitempty"`
+	// The settings the trace ran with (the row's settings: they cannot
+	// change while a trace runs), for the movie's history.
+	TrimStart       int `json:"trimStart"`
+	TrimEnd         int `json:"trimEnd"`
+	CaptureInterval int `json:"captureInterval"`
+	// Frames is how many frames the job wrote (completed, failed, abandoned);
+	// FirstFrame and LastFrame the frames it traced first and last, when
+	// Frames > 0 and the old image holds the job's claim.
+	Frames     int `json:"frames,omitempty"`
+	FirstFrame int `json:"firstFrame,omitempty"`
+	LastFrame  int `json:"lastFrame,omitempty"`
+}
+
+// withTrace adds the settings of m and, for a job that wrote frames, the
+// range it traced: the job's plan (domain.PlanTrace of the row it ran on,
+// old, with its lease) at frames 0 and frames-1.
+func (e Event) withTrace(m *domain.Movie, old *domain.Movie, frames int) Event {
+	e.TrimStart, e.TrimEnd, e.CaptureInterval = m.Settings.Trim.Start, m.Settings.Trim.End, m.Settings.CaptureInterval
+	e.Frames = frames
+	if frames > 0 && old != nil && old.Lease != nil && old.Lease.Kind == domain.LeaseTracing && old.Lease.ID == e.JobID {
+		p := domain.PlanTrace(*old, *old.Lease)
+		e.FirstFrame, e.LastFrame = p.FrameAt(0), p.FrameAt(frames-1)
+	}
+	return e
 }
 
 // Derive returns the events implied by one change of a movie row, in the
@@ -84,7 +108,7 @@ func Derive(old, new *domain.Movie) []Event {
 			UserID: oldJob.UserID, UserName: oldJob.UserName,
 			At: oldJob.ExpiresAt.UTC(), FromFrame: oldJob.FromFrame, Version: new.Version,
 			Summary: domain.SanitizeSummary(domain.StalledSummary),
-		})
+		}.withTrace(old, old, old.Progress.FramesWritten))
 	}
 
 	if finished != nil {
@@ -97,7 +121,7 @@ func Derive(old, new *domain.Movie) []Event {
 			e.Type = TracingFailed
 			e.Summary = domain.SanitizeSummary(finished.FailureSummary)
 		}
-		out = append(out, e)
+		out = append(out, e.withTrace(new, old, finished.Frames))
 	}
 
 	// started: a tracing lease that was not there before.
@@ -106,7 +130,7 @@ func Derive(old, new *domain.Movie) []Event {
 			Type: TracingStarted, MovieID: new.ID, JobID: newJob.ID,
 			UserID: newJob.UserID, UserName: newJob.UserName,
 			At: newJob.AcquiredAt.UTC(), FromFrame: newJob.FromFrame, Version: new.Version,
-		})
+		}.withTrace(new, nil, 0))
 	}
 	return out
 }

@@ -95,9 +95,12 @@ func TestDeriveLifecycle(t *testing.T) {
 	}
 	want := []Event{
 		{Type: TracingStarted, MovieID: "movie-1", JobID: job1, UserID: alice.ID, UserName: alice.Name,
-			At: t0.Add(3 * time.Minute), FromFrame: 4, Version: steps[3].new.Version},
+			At: t0.Add(3 * time.Minute), FromFrame: 4, Version: steps[3].new.Version, TrimEnd: 300, CaptureInterval: 2},
+		// Asked to start at 4, the job traced from 0: nothing below 4 was
+		// clean (PlanTrace), and the history says what was traced.
 		{Type: TracingCompleted, MovieID: "movie-1", JobID: job1, UserID: alice.ID, UserName: alice.Name,
-			At: t0.Add(6 * time.Minute), FromFrame: 4, Version: steps[6].new.Version},
+			At: t0.Add(6 * time.Minute), FromFrame: 4, Version: steps[6].new.Version, TrimEnd: 300, CaptureInterval: 2,
+			Frames: 148, FirstFrame: 0, LastFrame: 294},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)

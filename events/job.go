@@ -18,7 +18,15 @@ type TraceJob struct {
 	// Version is the movie row's version that started the job: for ordering
 	// and diagnostics; the job ID is the fencing token.
 	Version int64 `json:"version"`
+	// Segment is the job's segment this message asks a worker to claim: 0
+	// (absent) for the stream processor's first message, k for the worker's
+	// k-th continuation (domain.ClaimSegment, domain.HandOffJob).
+	Segment int `json:"segment,omitempty"`
 }
+
+// MaxSegment bounds a job's segments: at the shortest invocation that still
+// makes progress, far beyond any movie.
+const MaxSegment = 1 << 20
 
 // MaxTraceJobBody bounds a job body; a real one is about 120 bytes.
 const MaxTraceJobBody = 4 << 10
@@ -53,6 +61,8 @@ func DecodeTraceJob(body string) (TraceJob, error) {
 		return TraceJob{}, fmt.Errorf("trace job: fromFrame %d out of range", j.FromFrame)
 	case j.Version < 1:
 		return TraceJob{}, fmt.Errorf("trace job: version %d out of range", j.Version)
+	case j.Segment < 0 || j.Segment > MaxSegment:
+		return TraceJob{}, fmt.Errorf("trace job: segment %d out of range", j.Segment)
 	}
 	return j, nil
 }

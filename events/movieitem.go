@@ -42,6 +42,7 @@ const (
 	AttrLeaseHeartbeatAt = AttrLease + ".heartbeatAt"
 	AttrLeaseExpiresAt   = AttrLease + ".expiresAt"
 	AttrLeaseClaimed     = AttrLease + ".claimed"
+	AttrLeaseSegment     = AttrLease + ".segment"
 )
 
 // LeaseItem is the stored lease map. Times are Unix milliseconds so that
@@ -56,6 +57,8 @@ type LeaseItem struct {
 	ExpiresAt   int64  `dynamodbav:"expiresAt"`
 	Claimed     bool   `dynamodbav:"claimed"`
 	FromFrame   int    `dynamodbav:"fromFrame"`
+	// Segment is absent for a job's first segment.
+	Segment int `dynamodbav:"segment,omitempty"`
 }
 
 // JobItem is the stored outcome of the last finished job.
@@ -134,7 +137,7 @@ func NewLeaseItem(l domain.Lease) LeaseItem {
 	return LeaseItem{
 		Kind: string(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: Millis(l.AcquiredAt), HeartbeatAt: Millis(l.HeartbeatAt), ExpiresAt: Millis(l.ExpiresAt),
-		Claimed: l.Claimed, FromFrame: l.FromFrame,
+		Claimed: l.Claimed, FromFrame: l.FromFrame, Segment: l.Segment,
 	}
 }
 
@@ -143,7 +146,7 @@ func (l LeaseItem) Lease() domain.Lease {
 	return domain.Lease{
 		Kind: domain.LeaseKind(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: FromMillis(l.AcquiredAt), HeartbeatAt: FromMillis(l.HeartbeatAt), ExpiresAt: FromMillis(l.ExpiresAt),
-		Claimed: l.Claimed, FromFrame: l.FromFrame,
+		Claimed: l.Claimed, FromFrame: l.FromFrame, Segment: l.Segment,
 	}
 }
 

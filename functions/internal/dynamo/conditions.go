@@ -37,6 +37,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldLeaseHeartbeatAt: events.AttrLeaseHeartbeatAt,
 	domain.FieldLeaseExpiresAt:   events.AttrLeaseExpiresAt,
 	domain.FieldLeaseClaimed:     events.AttrLeaseClaimed,
+	domain.FieldLeaseSegment:     events.AttrLeaseSegment,
 	domain.FieldFrameRate:        events.AttrFrameRate,
 	domain.FieldVideo:            events.AttrVideo,
 	domain.FieldIngestFailure:    events.AttrIngestFailure,

@@ -454,3 +454,60 @@ func procIP(h string) (net.IP, error) {
 	}
 	return ip, nil
 }
+
+// TestStartMissingReusesWhatIsSet: endpoints in the environment are used as
+// they are and nothing starts; S3 defaults to the SQS endpoint (fauxqs).
+func TestStartMissingReusesWhatIsSet(t *testing.T) {
+	env := map[string]string{EnvDynamoDB: "http://127.0.0.1:1111", EnvSQS: "https://proxy.invalid:2222"}
+	r, err := StartMissing(t.Context(), t.TempDir(), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Endpoints{DynamoDB: "http://127.0.0.1:1111", SQS: "https://proxy.invalid:2222", S3: "https://proxy.invalid:2222"}
+	if r.Endpoints != want || len(r.Started) != 0 || len(r.Reused) != 2 {
+		t.Fatalf("%+v", r)
+	}
+	env[EnvS3] = "http://127.0.0.1:3333"
+	if r, err = StartMissing(t.Context(), t.TempDir(), func(k string) string { return env[k] }); err != nil || r.Endpoints.S3 != env[EnvS3] {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// TestStartMissingRejectsGarbage: a set endpoint that is no http(s) URL is
+// an error, not silently replaced by a fresh emulator.
+func TestStartMissingRejectsGarbage(t *testing.T) {
+	for _, v := range []string{"127.0.0.1:8000", "ftp://127.0.0.1:21", "http://", "http://[::1", "\x00"} {
+		for _, k := range []string{EnvDynamoDB, EnvSQS, EnvS3} {
+			env := map[string]string{EnvDynamoDB: "http://127.0.0.1:1", EnvSQS: "http://127.0.0.1:2", k: v}
+			if _, err := StartMissing(t.Context(), t.TempDir(), func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), k) {
+				t.Errorf("%s=%q: %v", k, v, err)
+			}
+		}
+	}
+}
+
+// TestStartMissingStartsOnlyTheMissing: with SQS given, only DynamoDB Local
+// starts, and Stop stops it.
+func TestStartMissingStartsOnlyTheMissing(t *testing.T) {
+	t.Parallel()
+	dir := tools(t)
+	env := map[string]string{EnvSQS: "http://127.0.0.1:2222"}
+	r, err := StartMissing(t.Context(), dir, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if len(r.Started) != 1 || r.Started[0].Name() != "DynamoDB Local" || r.Endpoints.DynamoDB != r.Started[0].Endpoint() ||
+		r.Endpoints.SQS != env[EnvSQS] || r.Endpoints.S3 != env[EnvSQS] {
+		t.Fatalf("%+v", r)
+	}
+	assertLoopbackOnly(t, r.Endpoints.DynamoDB)
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Started[0].Exited():
+	default:
+		t.Fatal("DynamoDB Local still runs after Stop")
+	}
+}

@@ -132,7 +132,7 @@ func BenchmarkEdge(b *testing.B) {
 	m.Settings.Markers = []domain.Marker{{ID: "a", X: 0.5, Y: 0.5}}
 	store := &memStore{m: map[string]domain.Movie{"m1": m}}
 	clk := &clock{t: t0}
-	h, err := httpapi.New(httpapi.Config{Movies: store, Frames: nopFrames{}, Auth: mustAuth(b, map[string]string{httpapi.EnvDevAuth: "1"}),
+	h, err := httpapi.New(httpapi.Config{Movies: store, Frames: nopFrames{}, History: nopHistory{}, Auth: mustAuth(b, map[string]string{httpapi.EnvDevAuth: "1"}),
 		Now: clk.Now, LeaseDuration: leaseDuration, Logger: logging.New(io.Discard, slog.LevelInfo)})
 	if err != nil {
 		b.Fatal(err)

@@ -184,3 +184,32 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+func FuzzDecodeHistoryQuery(f *testing.F) {
+	for _, s := range []string{``, `limit=1`, `limit=100`, `limit=101`, `cursor=`, `cursor=abc`, `limit=1&limit=2`, `page=2`,
+		`cursor=MjAyNi0xMi0wMlQxMjowMDowMC4wMDVafjAxMjM0NTY3ODlhYmNkZWY`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		hq, err := decodeHistoryQuery(q)
+		if err != nil {
+			checkRefusal(t, raw, err)
+			return
+		}
+		if hq.Limit < 1 || hq.Limit > MaxHistoryLimit {
+			t.Fatalf("%q: accepted limit %d", raw, hq.Limit)
+		}
+		v := url.Values{"limit": {fmt.Sprint(hq.Limit)}}
+		if hq.After != nil {
+			v.Set("cursor", hq.After.Cursor())
+		}
+		again, err := decodeHistoryQuery(v)
+		if err != nil || again.Limit != hq.Limit || (again.After == nil) != (hq.After == nil) || (hq.After != nil && *again.After != *hq.After) {
+			t.Fatalf("%q: round trip %+v, %v; want %+v", raw, again, err, hq)
+		}
+	})
+}

@@ -102,6 +102,15 @@ var garbageCases = func() []garbage {
 		bad422("frames: negative from", "GET", "/frames?from=-1", ``, "from"),
 		bad422("frames: limit too big", "GET", "/frames?limit=1001", ``, "limit"),
 		bad422("frames: unknown format", "GET", "/frames?format=xml", ``, "format"),
+		// history query
+		bad400("history: limit not a number", "GET", "/history?limit=ten", ``, "limit"),
+		bad400("history: limit twice", "GET", "/history?limit=1&limit=2", ``, "limit"),
+		bad400("history: unknown parameter", "GET", "/history?page=2", ``, "page"),
+		bad422("history: limit zero", "GET", "/history?limit=0", ``, "limit"),
+		bad422("history: limit too big", "GET", "/history?limit=101", ``, "limit"),
+		bad422("history: cursor not base64", "GET", "/history?cursor=%21%21", ``, "cursor"),
+		bad422("history: cursor of another shape", "GET", "/history?cursor=MjAyNg", ``, "cursor"),
+		bad422("history: cursor too long", "GET", "/history?cursor="+strings.Repeat("A", 65), ``, "cursor"),
 		// headers and body framing
 		{name: "edit: Lease-Id twice", method: "PUT", path: ci, body: `{"captureInterval":2}`,
 			opts: []reqOpt{header(httpapi.HeaderLeaseID, "0123456789abcdef0123456789abcdef")}, status: 400, code: httpapi.CodeMalformed, field: httpapi.HeaderLeaseID},

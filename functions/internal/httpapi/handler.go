@@ -32,7 +32,9 @@ type MovieStore interface {
 type Config struct {
 	Movies MovieStore
 	Frames FrameReader
-	Auth   Authenticator
+	// History reads the audit table for GET /movies/{id}/history.
+	History HistoryReader
+	Auth    Authenticator
 	// Now is the clock every command carries; tests control it.
 	Now func() time.Time
 	// LeaseDuration is the renewable lease length (LEASE_SECONDS).
@@ -41,6 +43,19 @@ type Config struct {
 	Logger *slog.Logger
 	// NewID mints lease and job IDs; token.New when nil.
 	NewID func() string
+
+	// The movie files (uploads.go). Without Files and Catalog, POST
+	// /movies, DELETE /movies/{id} and the frame images answer 500 (and log
+	// why); TraceFrames is optional (then DELETE leaves traced frames).
+	Files       MovieFiles
+	Catalog     MovieCatalog
+	TraceFrames TraceFramesDeleter
+	// MaxUploadBytes is the largest file POST /movies accepts
+	// (MOVIE_MAX_BYTES; default DefaultMaxUploadBytes); UploadExpiry how
+	// long its presigned PUT is valid, and after which a movie whose upload
+	// never arrived expires (default DefaultUploadExpiry).
+	MaxUploadBytes int64
+	UploadExpiry   time.Duration
 }
 
 // Handler is the browser API.
@@ -63,12 +78,28 @@ func New(c Config) (*Handler, error) {
 		return nil, errors.New("httpapi: no movie store")
 	case c.Frames == nil:
 		return nil, errors.New("httpapi: no frame reader")
+	case c.History == nil:
+		return nil, errors.New("httpapi: no history reader")
 	case c.Auth == nil:
 		return nil, errors.New("httpapi: no authenticator")
 	case c.Logger == nil:
 		return nil, errors.New("httpapi: no logger")
 	case c.LeaseDuration <= 0:
 		return nil, errors.New("httpapi: lease duration must be positive")
+	case c.MaxUploadBytes < 0 || c.UploadExpiry < 0:
+		return nil, errors.New("httpapi: upload limits must not be negative")
+	}
+	if c.Files == nil {
+		c.Files = unconfigured{}
+	}
+	if c.Catalog == nil {
+		c.Catalog = unconfigured{}
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if c.UploadExpiry == 0 {
+		c.UploadExpiry = DefaultUploadExpiry
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -105,7 +136,10 @@ type routeFunc func(w http.ResponseWriter, r *http.Request, c call) error
 
 func (h *Handler) routes() {
 	h.handle("GET /movies", identityRequired, h.listMovies)
+	h.handle("POST /movies", identityRequired, h.createMovie)
 	h.handle("GET /movies/{id}", identityRequired, h.getMovie)
+	h.handle("DELETE /movies/{id}", identityRequired, h.deleteMovie)
+	h.handle("GET /movies/{id}/frames/{n}/image", identityRequired, h.frameImage)
 	h.handle("POST /movies/{id}/analysis-lease", identityRequired, h.openAnalysis)
 	h.handle("PUT /movies/{id}/analysis-lease", identityRequired, h.heartbeat)
 	h.handle("DELETE /movies/{id}/analysis-lease", identityRequired, h.release)
@@ -115,6 +149,7 @@ func (h *Handler) routes() {
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)
 	h.handle("POST /movies/{id}/traces", identityRequired, h.startTrace)
 	h.handle("GET /movies/{id}/frames", identityRequired, h.frames)
+	h.handle("GET /movies/{id}/history", identityRequired, h.history)
 	h.handle("GET /openapi.json", identityNone, h.openAPI)
 
 	// Problems instead of net/http's plain-text 404 and 405.
@@ -266,7 +301,7 @@ func (h *Handler) logRequest(ctx context.Context, method string, st *state, stat
 	level := logLevel(status)
 	if st.internal != nil {
 		level = slog.LevelError
-		attrs = append(attrs, slog.String("error", redactIDs(st.internal.Error())))
+		attrs = append(attrs, slog.String("error", events.RedactIDs(st.internal.Error())))
 	}
 	h.cfg.Logger.LogAttrs(ctx, level, "request", attrs...)
 }

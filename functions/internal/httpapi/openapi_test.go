@@ -166,7 +166,7 @@ func TestOpenAPIDocumentMatchesRoutes(t *testing.T) {
 	if !spec.doc.IsOpenAPI31OrLater() {
 		t.Fatalf("openapi %q, want 3.1", spec.doc.OpenAPI)
 	}
-	h, err := httpapi.New(httpapi.Config{Movies: nopStore{}, Frames: nopFrames{}, Auth: httpapi.ClaimsAuthenticator{},
+	h, err := httpapi.New(httpapi.Config{Movies: nopStore{}, Frames: nopFrames{}, History: nopHistory{}, Auth: httpapi.ClaimsAuthenticator{},
 		LeaseDuration: leaseDuration, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)

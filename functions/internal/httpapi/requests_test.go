@@ -31,7 +31,8 @@ func newCounted(tb testing.TB, authEnv map[string]string) *counted {
 	client := testenv.DynamoDB(tb, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.count.APIOption) })
 	h, err := httpapi.New(httpapi.Config{
 		Movies: dynamo.NewMovieStore(client, fx.tables.Movies), Frames: dynamo.NewFrameStore(client, fx.tables.Frames),
-		Auth: mustAuth(tb, authEnv), Now: c.clock.Now,
+		History: dynamo.NewAuditReader(client, fx.tables.Audit),
+		Auth:    mustAuth(tb, authEnv), Now: c.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(&bytes.Buffer{}, slog.LevelError),
 	})
 	if err != nil {

@@ -41,6 +41,12 @@ func (nopFrames) Page(context.Context, string, int, int) ([]domain.Frame, *int, 
 	return nil, nil, nil
 }
 
+type nopHistory struct{}
+
+func (nopHistory) History(context.Context, string, *tlevents.HistoryPosition, int) ([]tlevents.AuditItem, *tlevents.HistoryPosition, error) {
+	return nil, nil, nil
+}
+
 func discardLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -145,7 +151,7 @@ func TestInternalErrorsAreGeneric500s(t *testing.T) {
 	secret := "0123456789abcdef0123456789abcdef"
 	var logs bytes.Buffer
 	h, err := httpapi.New(httpapi.Config{
-		Movies: nopStore{err: errors.New("dynamodb: connection reset; lease " + secret)}, Frames: nopFrames{},
+		Movies: nopStore{err: errors.New("dynamodb: connection reset; lease " + secret)}, Frames: nopFrames{}, History: nopHistory{},
 		Auth: mustAuth(t, map[string]string{"DEV_AUTH": "1"}), LeaseDuration: leaseDuration,
 		Logger: logging.New(&logs, slog.LevelInfo),
 	})
@@ -181,7 +187,7 @@ func TestInternalErrorsAreGeneric500s(t *testing.T) {
 func TestPanicsAreGeneric500s(t *testing.T) {
 	var logs bytes.Buffer
 	h, err := httpapi.New(httpapi.Config{
-		Movies: panicStore{}, Frames: nopFrames{}, Auth: mustAuth(t, map[string]string{"DEV_AUTH": "1"}),
+		Movies: panicStore{}, Frames: nopFrames{}, History: nopHistory{}, Auth: mustAuth(t, map[string]string{"DEV_AUTH": "1"}),
 		LeaseDuration: leaseDuration, Logger: logging.New(&logs, slog.LevelInfo),
 	})
 	if err != nil {
@@ -212,13 +218,14 @@ func mustAuth(tb testing.TB, m map[string]string) httpapi.Authenticator {
 }
 
 func TestNewNeedsItsDependencies(t *testing.T) {
-	full := httpapi.Config{Movies: nopStore{}, Frames: nopFrames{}, Auth: httpapi.ClaimsAuthenticator{}, LeaseDuration: leaseDuration, Logger: discardLogger()}
+	full := httpapi.Config{Movies: nopStore{}, Frames: nopFrames{}, History: nopHistory{}, Auth: httpapi.ClaimsAuthenticator{}, LeaseDuration: leaseDuration, Logger: discardLogger()}
 	for name, mutate := range map[string]func(*httpapi.Config){
-		"movies": func(c *httpapi.Config) { c.Movies = nil },
-		"frames": func(c *httpapi.Config) { c.Frames = nil },
-		"auth":   func(c *httpapi.Config) { c.Auth = nil },
-		"logger": func(c *httpapi.Config) { c.Logger = nil },
-		"lease":  func(c *httpapi.Config) { c.LeaseDuration = 0 },
+		"movies":  func(c *httpapi.Config) { c.Movies = nil },
+		"frames":  func(c *httpapi.Config) { c.Frames = nil },
+		"history": func(c *httpapi.Config) { c.History = nil },
+		"auth":    func(c *httpapi.Config) { c.Auth = nil },
+		"logger":  func(c *httpapi.Config) { c.Logger = nil },
+		"lease":   func(c *httpapi.Config) { c.LeaseDuration = 0 },
 	} {
 		c := full
 		mutate(&c)

@@ -1,5 +1,5 @@
 // Package queue adapts the SQS trace-job queue: the worker's Queue port
-// (Jobs) and the conversion of received messages into the records Lambda's
+// (Jobs: requeue a received message, send a continuation) and the conversion of received messages into the records Lambda's
 // SQS event source delivers (LambdaMessage).
 package queue
 
@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // API is the part of the SQS client Jobs uses.
 type API interface {
 	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
 
 // Jobs is the trace-job queue at one URL.
@@ -43,6 +46,18 @@ func (q *Jobs) Requeue(ctx context.Context, receiptHandle string, delay time.Dur
 	})
 	if err != nil {
 		return fmt.Errorf("change message visibility: %w", err)
+	}
+	return nil
+}
+
+// Continue sends the message of a job's next segment.
+func (q *Jobs) Continue(ctx context.Context, job events.TraceJob) error {
+	body, err := events.EncodeTraceJob(job)
+	if err != nil {
+		return err
+	}
+	if _, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: &body}); err != nil {
+		return fmt.Errorf("send continuation: %w", err)
 	}
 	return nil
 }

@@ -40,7 +40,8 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	audit := e.audit()
 	startedKey := id + " " + job + "#" + string(events.TracingStarted)
 	wantStarted := events.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
-		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version}
+		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version,
+		TrimEnd: 300, CaptureInterval: 2}
 	if len(audit) != 1 || audit[startedKey] != wantStarted {
 		t.Fatalf("audit %+v, want only %+v", audit, wantStarted)
 	}

@@ -72,7 +72,7 @@ func TestInjectedFailureEndsTracingFailedWithAuditItem(t *testing.T) {
 	const summary = "The tracer failed at frame 120 (an injected test failure)."
 	m := e.get("m7")
 	if m.Status != domain.StatusFailed || m.Lease != nil || m.LastJob == nil || m.LastJob.JobID != job.JobID ||
-		m.LastJob.Status != domain.StatusFailed || m.LastJob.FailureSummary != summary || m.LastJob.Frames != 99 ||
+		m.LastJob.Status != domain.StatusFailed || m.LastJob.FailureSummary != summary || m.LastJob.Frames != 120 ||
 		m.CleanBefore != 0 {
 		t.Fatalf("row %+v, last job %+v", m, m.LastJob)
 	}
@@ -240,7 +240,7 @@ func TestClaimTransportErrorIsRedelivered(t *testing.T) {
 	msg := lambdaevents.SQSMessage{MessageId: "msg-1", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
 	tw := e.newWorker(tracer.NewSynthetic(), lease)
 	tw.movies.fail = func(cmd domain.Command) error {
-		if _, ok := cmd.(domain.ClaimJob); ok {
+		if _, ok := cmd.(domain.ClaimSegment); ok {
 			return errors.New("dial tcp 127.0.0.1:1: connection reset by peer")
 		}
 		return nil
@@ -354,7 +354,7 @@ func TestHandlerSurvivesAPanicOutsideTheJob(t *testing.T) {
 	bad, good := e.start("m13", alice, 0, e.now(), lease), e.start("m14", alice, 0, e.now(), lease)
 	tw := e.newWorker(tracer.NewSynthetic(), lease)
 	tw.movies.fail = func(cmd domain.Command) error {
-		if c, ok := cmd.(domain.ClaimJob); ok && c.JobID == bad.JobID {
+		if c, ok := cmd.(domain.ClaimSegment); ok && c.JobID == bad.JobID {
 			panic("store bug")
 		}
 		return nil

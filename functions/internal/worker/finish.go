@@ -7,12 +7,25 @@ import (
 	"log/slog"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 )
 
 // finish publishes the terminal state for the job's result, if it still can.
 func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 	var ll *errLeaseLost
+	if err != nil && jobCtx.Err() != nil && ctx.Err() == nil && !errors.As(err, &ll) && !errors.Is(err, errExpired) {
+		if _, safe := tracer.SummaryOf(err); !safe {
+			// The stop margin before the deadline: keep what was traced.
+			if ferr := r.flush(ctx); ferr != nil {
+				err = ferr
+			} else if r.written == r.plan.Frames {
+				err = nil // everything is durable: the job is done
+			} else if r.w.o.Queue != nil && r.written > r.resumed {
+				return r.handOff(ctx)
+			}
+		}
+	}
 	switch {
 	case err == nil:
 		if cerr := r.terminal(ctx, func(f domain.JobFence) domain.Command {
@@ -67,9 +80,12 @@ func (r *run) summary(jobCtx context.Context, err error) string {
 // refusal: the lease may still be this job's) is retried with backoff as
 // long as the fence still holds by the worker's clock and the invocation
 // has time left; a refusal or an expired lease ends it at once.
-func (r *run) terminal(ctx context.Context, build func(domain.JobFence) domain.Command) error {
+func (r *run) terminal(ctx context.Context, build func(domain.JobFence) domain.Command, row ...*domain.Movie) error {
 	for attempt := 1; ; attempt++ {
-		_, err := r.fenced(ctx, build)
+		m, err := r.fenced(ctx, build)
+		if err == nil && len(row) > 0 {
+			*row[0] = m
+		}
 		var ll *errLeaseLost
 		if err == nil || errors.As(err, &ll) || errors.Is(err, errExpired) || ctx.Err() != nil {
 			return err
@@ -97,4 +113,33 @@ func (r *run) unpublished(ctx context.Context, err error) Outcome {
 	r.log.ErrorContext(ctx, "terminal write failed; the job's lease will go stale",
 		slog.String("error", err.Error()), slog.Int("framesWritten", r.written))
 	return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
+}
+
+// handOff ends this segment at its checkpoint (every frame traced so far is
+// durable) and enqueues the next segment. A segment that made no progress
+// is not handed off (the job would never end): it fails as out of time.
+func (r *run) handOff(ctx context.Context) Outcome {
+	var row domain.Movie
+	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {
+		return domain.HandOffJob{JobFence: f, Segment: r.segment, Duration: r.w.o.LeaseDuration, FramesWritten: r.written}
+	}, &row); err != nil {
+		return r.unpublished(ctx, err)
+	}
+	next := events.TraceJob{MovieID: r.movieID, JobID: r.jobID, FromFrame: r.lease.FromFrame, Version: row.Version, Segment: r.segment + 1}
+	for attempt := 1; ; attempt++ {
+		err := r.w.o.Queue.Continue(ctx, next)
+		if err == nil {
+			break
+		}
+		if attempt > r.w.o.ConflictRetries || !pause(ctx, r.w.o.Clock, r.w.o.Backoff(attempt)) {
+			// The lease stays unclaimed until it goes stale; the sweeper then
+			// ends the job visibly (FinalizeStaleTrace).
+			r.log.ErrorContext(ctx, "continuation not sent; the job will be finalised when its lease goes stale",
+				slog.Int("segment", next.Segment), slog.String("error", err.Error()))
+			return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
+		}
+	}
+	r.log.InfoContext(ctx, "segment handed off", slog.Int("segment", r.segment), slog.Int("framesWritten", r.written),
+		slog.Int("totalFrames", r.plan.Frames))
+	return Outcome{Result: ResultHandedOff, FramesWritten: r.written}
 }

@@ -329,7 +329,7 @@ func (tw *testWorker) putsWritten() int {
 func (tw *testWorker) claimedRow(tb testing.TB) domain.Movie {
 	tb.Helper()
 	for _, c := range tw.movies.snapshot() {
-		if _, ok := c.cmd.(domain.ClaimJob); ok && c.err == nil {
+		if _, ok := c.cmd.(domain.ClaimSegment); ok && c.err == nil {
 			return c.row
 		}
 	}

@@ -261,7 +261,8 @@ func TestDeadlines(t *testing.T) {
 		ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
 		defer cancel()
 		out := tw.Run(ctx, job)
-		const want = "The trace ran out of time after 99 of 300 frames. Start it again, or trace fewer frames."
+		// The 150 frames emitted before the stop are all kept.
+		const want = "The trace ran out of time after 150 of 300 frames. Start it again, or trace fewer frames."
 		if out.Result != worker.ResultFailed || out.Summary != want {
 			t.Fatalf("%+v", out)
 		}

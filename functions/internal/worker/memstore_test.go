@@ -5,8 +5,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
 )
 
@@ -124,5 +126,42 @@ func (s *memStore) stored(tb testing.TB, id string) []domain.Frame {
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b domain.Frame) int { return a.Index - b.Index })
+	return out
+}
+
+// memQueue is the in-memory double of the Queue port: it records requeues
+// and keeps the continuation messages for the test to deliver.
+type memQueue struct {
+	mu       sync.Mutex
+	requeued []string
+	sent     []events.TraceJob
+	fail     error // when set, Continue fails with it
+}
+
+var _ worker.Queue = (*memQueue)(nil)
+
+func (q *memQueue) Requeue(_ context.Context, receiptHandle string, _ time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.requeued = append(q.requeued, receiptHandle)
+	return nil
+}
+
+func (q *memQueue) Continue(_ context.Context, job events.TraceJob) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fail != nil {
+		return q.fail
+	}
+	q.sent = append(q.sent, job)
+	return nil
+}
+
+// take removes and returns the continuations sent so far.
+func (q *memQueue) take() []events.TraceJob {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.sent
+	q.sent = nil
 	return out
 }

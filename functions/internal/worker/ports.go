@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // The worker's ports speak the domain: they take and return domain values,
@@ -33,8 +34,10 @@ type Frames interface {
 	WriteFenced(ctx context.Context, movieID string, fence domain.JobFence, puts []domain.Frame, deletes []int) error
 }
 
-// Queue is the trace-job queue, seen from a message the worker received.
+// Queue is the trace-job queue.
 type Queue interface {
 	// Requeue makes a received message visible again after delay.
 	Requeue(ctx context.Context, receiptHandle string, delay time.Duration) error
+	// Continue enqueues the message of a job's next segment.
+	Continue(ctx context.Context, job events.TraceJob) error
 }

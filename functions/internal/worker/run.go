@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -28,9 +29,9 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 			return Outcome{Result: ResultDeferred, Err: context.DeadlineExceeded}
 		}
 	}
-	r := &run{w: w, log: log, movieID: job.MovieID, jobID: job.JobID}
+	r := &run{w: w, log: log, movieID: job.MovieID, jobID: job.JobID, segment: job.Segment}
 	movie, err := r.commit(ctx, func(now time.Time) domain.Command {
-		return domain.ClaimJob{JobID: job.JobID, Now: now, Duration: w.o.LeaseDuration}
+		return domain.ClaimSegment{JobID: job.JobID, Segment: job.Segment, Now: now, Duration: w.o.LeaseDuration}
 	})
 	if code := domain.ErrorCode(err); code != "" {
 		log.InfoContext(ctx, "job not claimed: a redelivered, replaced or stale job is a no-op", slog.String("code", string(code)))
@@ -54,7 +55,8 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 		log.WarnContext(ctx, "message fromFrame differs from the lease's; the lease is authoritative",
 			slog.Int("messageFromFrame", job.FromFrame), slog.Int("leaseFromFrame", r.lease.FromFrame))
 	}
-	log.InfoContext(ctx, "job claimed", slog.Int("fromFrame", r.lease.FromFrame), slog.Int64("version", movie.Version))
+	log.InfoContext(ctx, "job claimed", slog.Int("segment", job.Segment), slog.Int("fromFrame", r.lease.FromFrame),
+		slog.Int64("version", movie.Version))
 	return r.execute(ctx)
 }
 
@@ -64,11 +66,14 @@ type run struct {
 	log     *slog.Logger
 	movieID string
 	jobID   string
+	segment int
 	movie   domain.Movie // as claimed
 	lease   domain.Lease // as claimed
 	plan    domain.TracePlan
 	expires time.Time // the lease's expiry as last written by this worker
-	written int       // frames durably written
+	resumed int       // frames the earlier segments wrote (the checkpoint)
+	written int       // frames durably written, the earlier segments' included
+	buf     []domain.Frame
 	renews  int
 }
 
@@ -77,6 +82,7 @@ type run struct {
 func (r *run) execute(ctx context.Context) Outcome {
 	jobCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.buf = make([]domain.Frame, 0, r.w.o.FrameBatch)
 	if d, ok := ctx.Deadline(); ok {
 		stopIn := d.Add(-r.w.o.StopMargin).Sub(r.w.o.Clock.Now())
 		if stopIn <= 0 {
@@ -100,6 +106,20 @@ func (r *run) execute(ctx context.Context) Outcome {
 // work is everything between the claim and the terminal write.
 func (r *run) work(ctx context.Context) error {
 	r.plan = domain.PlanTrace(r.movie, r.lease)
+	if r.segment > 0 {
+		// A continuation: the first segment recorded the plan and cleared;
+		// the row's progress is the checkpoint, whose frames are durable.
+		// The plan is the same (CleanBefore is the plan's ClearFrom while the
+		// job runs, and settings cannot change under a tracing lease).
+		r.resumed, r.written = r.movie.Progress.FramesWritten, r.movie.Progress.FramesWritten
+		if r.movie.Progress.TotalFrames != r.plan.Frames || r.written > r.plan.Frames || r.movie.CleanBefore != r.plan.ClearFrom {
+			return fmt.Errorf("segment %d: the row's progress %+v and clean range %d do not fit the plan %+v",
+				r.segment, r.movie.Progress, r.movie.CleanBefore, r.plan)
+		}
+		tick := r.w.o.Clock.NewTicker(r.w.cadence())
+		defer tick.Stop()
+		return r.trace(ctx, tick)
+	}
 	// The plan goes on the row before any frame is touched: CleanBefore drops
 	// to ClearFrom, so if this job dies, the next trace retraces its frames.
 	if _, err := r.fenced(ctx, func(f domain.JobFence) domain.Command {

@@ -18,9 +18,16 @@ const abortWait = 2 * time.Second
 // trace runs the tracer in its own goroutine and writes what it emits from
 // this one, so that at most one fenced write of the job is in flight and
 // renewals happen on time even while the tracer is busy with one frame.
-// tick is the renewal ticker.
+// tick is the renewal ticker. The tracer gets the rest of the plan, from the
+// first frame not yet written.
+//
+// When ctx ends (the stop margin before the deadline, or the invocation),
+// the tracer is stopped and what it emitted stays in r.buf: finish flushes
+// it with the invocation's context if it can.
 func (r *run) trace(ctx context.Context, tick clock.Ticker) error {
 	batch := r.w.o.FrameBatch
+	rest := r.plan
+	rest.From, rest.Frames = r.plan.FrameAt(r.written), r.plan.Frames-r.written
 	tctx, stop := context.WithCancel(ctx)
 	defer stop()
 	frames := make(chan domain.Frame, batch)
@@ -31,7 +38,7 @@ func (r *run) trace(ctx context.Context, tick clock.Ticker) error {
 				done <- &panicError{value: p, stack: debug.Stack()}
 			}
 		}()
-		done <- r.w.o.Tracer.Trace(tctx, r.movie, r.plan, func(f domain.Frame) error {
+		done <- r.w.o.Tracer.Trace(tctx, r.movie, rest, func(f domain.Frame) error {
 			select {
 			case frames <- f:
 				return nil
@@ -40,25 +47,39 @@ func (r *run) trace(ctx context.Context, tick clock.Ticker) error {
 			}
 		})
 	}()
+	// drain accepts what the tracer emitted before it returned.
+	drain := func() error {
+		for {
+			select {
+			case f := <-frames:
+				if err := r.accept(f); err != nil {
+					return err
+				}
+			default:
+				return nil
+			}
+		}
+	}
 	// abort stops the tracer and waits a little for it: it must not emit
 	// into a job that is over (emit fails from now on anyway).
 	abort := func(err error) error {
 		stop()
 		select {
 		case <-done:
+			// Keep what it emitted before it stopped (a bad frame ends the
+			// drain; the job fails on it when it is emitted again).
+			_ = drain()
 		case <-r.w.o.Clock.After(abortWait):
 			r.log.WarnContext(ctx, "tracer did not return within 2 s of being stopped")
 		}
 		return err
 	}
-
-	buf := make([]domain.Frame, 0, batch)
 	accept := func(f domain.Frame) error {
-		if err := r.accept(&buf, f); err != nil {
+		if err := r.accept(f); err != nil {
 			return err
 		}
-		if len(buf) == batch {
-			return r.flush(ctx, &buf)
+		if len(r.buf) == batch {
+			return r.flush(ctx)
 		}
 		return nil
 	}
@@ -70,21 +91,16 @@ func (r *run) trace(ctx context.Context, tick clock.Ticker) error {
 			}
 		case err := <-done:
 			// Everything Trace emitted is in the channel: emit returned.
-			for drained := false; !drained; {
-				select {
-				case f := <-frames:
-					if err := accept(f); err != nil {
-						return err
-					}
-				default:
-					drained = true
-				}
+			// Keep every valid frame it emitted, also when it failed.
+			derr := drain()
+			if ferr := r.flush(ctx); ferr != nil {
+				return ferr
+			}
+			if derr != nil {
+				return derr
 			}
 			if err != nil {
 				return fmt.Errorf("tracer: %w", err)
-			}
-			if err := r.flush(ctx, &buf); err != nil {
-				return err
 			}
 			if r.written != r.plan.Frames {
 				return fmt.Errorf("tracer returned after %d of %d planned frames", r.written, r.plan.Frames)
@@ -92,7 +108,7 @@ func (r *run) trace(ctx context.Context, tick clock.Ticker) error {
 			return nil
 		case <-tick.C():
 			// Progress counts durable frames: flush what is buffered first.
-			if err := r.flush(ctx, &buf); err != nil {
+			if err := r.flush(ctx); err != nil {
 				return abort(err)
 			}
 			if err := r.renew(ctx); err != nil {
@@ -106,8 +122,8 @@ func (r *run) trace(ctx context.Context, tick clock.Ticker) error {
 
 // accept checks one emitted frame and buffers it: it must be the plan's next
 // frame, and valid. It gets the job's ID.
-func (r *run) accept(buf *[]domain.Frame, f domain.Frame) error {
-	i := r.written + len(*buf)
+func (r *run) accept(f domain.Frame) error {
+	i := r.written + len(r.buf)
 	if i >= r.plan.Frames {
 		return fmt.Errorf("tracer emitted frame %d beyond the plan's %d frames", f.Index, r.plan.Frames)
 	}
@@ -118,20 +134,21 @@ func (r *run) accept(buf *[]domain.Frame, f domain.Frame) error {
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("tracer emitted an invalid frame %d: %w", f.Index, err)
 	}
-	*buf = append(*buf, f)
+	r.buf = append(r.buf, f)
 	return nil
 }
 
-// flush writes the buffered frames in one fenced write.
-func (r *run) flush(ctx context.Context, buf *[]domain.Frame) error {
-	if len(*buf) == 0 {
-		return nil
+// flush writes the buffered frames, FrameBatch per fenced write.
+func (r *run) flush(ctx context.Context) error {
+	for len(r.buf) > 0 {
+		n := min(len(r.buf), r.w.o.FrameBatch)
+		if err := r.write(ctx, r.buf[:n], nil); err != nil {
+			return err
+		}
+		r.written += n
+		r.buf = r.buf[n:]
 	}
-	if err := r.write(ctx, *buf, nil); err != nil {
-		return err
-	}
-	r.written += len(*buf)
-	*buf = (*buf)[:0]
+	r.buf = r.buf[:0]
 	return nil
 }
 

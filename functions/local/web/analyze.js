@@ -7,7 +7,7 @@ import { api, APIError, moviePath, errorText, controlFor } from './api.js';
 import { renderMovie } from './render.js';
 import { stopPlayback, setFrame, resetImages } from './player.js';
 import { loadFrames, resetResults } from './results.js';
-import { loadHistory, resetHistory } from './history.js';
+import { loadHistory, resetHistory, historyChanged, historyDue } from './history.js';
 import { fillSettings } from './settings.js';
 
 const POLL_TRACING_MS = 1000;
@@ -42,7 +42,7 @@ export async function openAnalyze(id, gen) {
   show($('#analyze-view'), true);
   focusEl('#movie-title');
   await acquire(gen, { quiet: true });
-  loadHistory(gen, true);
+  loadHistory(gen);
   schedulePoll(gen);
 }
 
@@ -75,7 +75,8 @@ export async function loadMovie(gen) {
     renderMovie();
   }
   if (((was && was.status === 'tracing') || state.startedTrace) && m.status !== 'tracing') traceFinished(gen, m);
-  if (was && (was.status !== m.status || (was.lock && m.lock && was.lock.kind !== m.lock.kind))) loadHistory(gen, true);
+  if (was && was.status !== m.status) historyChanged();
+  if (historyDue()) loadHistory(gen);
 }
 
 // checkLease notices at once (at the next poll) that the lease this page

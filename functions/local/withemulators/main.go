@@ -16,10 +16,12 @@
 // forwarded to the command first.
 //
 // With no command it prints the endpoints (as shell exports) and keeps the
-// emulators running until interrupted. When DYNAMODB_ENDPOINT and
-// SQS_ENDPOINT are both set already, it starts nothing and runs the command
-// against those, so a developer can keep one set of emulators running
-// across many test runs:
+// emulators running until interrupted. With a command, each of
+// DYNAMODB_ENDPOINT, SQS_ENDPOINT and S3_ENDPOINT already set is used as it
+// is, and only the missing emulators start (none when DynamoDB and SQS are
+// both given; S3 defaults to the SQS endpoint, as fauxqs serves both), so a
+// developer can keep one set of emulators running across many test runs,
+// or put a fault-injecting proxy in front of one:
 //
 //	go run ./functions/local/withemulators            # terminal 1; copy the exports
 //	export DYNAMODB_ENDPOINT=... SQS_ENDPOINT=...     # terminal 2
@@ -69,19 +71,6 @@ func run() int {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 
-	dynamoEndpoint, sqsEndpoint := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
-	if dynamoEndpoint != "" && sqsEndpoint != "" && len(command) > 0 {
-		logf("using the running emulators DYNAMODB_ENDPOINT=%s SQS_ENDPOINT=%s", dynamoEndpoint, sqsEndpoint)
-		env := localEnv
-		if os.Getenv("S3_ENDPOINT") == "" {
-			env = append([]string{"S3_ENDPOINT=" + sqsEndpoint}, localEnv...) // fauxqs serves S3 too
-		}
-		return runCommand(command, env, signals)
-	}
-	if (dynamoEndpoint == "") != (sqsEndpoint == "") {
-		logf("only one of DYNAMODB_ENDPOINT and SQS_ENDPOINT is set: starting both emulators and overriding it")
-	}
-
 	dir := *toolsFlag
 	if dir == "" {
 		var err error
@@ -114,24 +103,30 @@ func run() int {
 		}
 	}
 	began := time.Now()
-	if err := emulators.EnsureTools(ctx, dir); err != nil {
-		return failed(err)
+	// Each endpoint already set is used as it is; only the missing
+	// emulators start (with a command: without one, this is "run the
+	// emulators", so the caller's endpoints are ignored).
+	getenv := os.Getenv
+	if len(command) == 0 {
+		getenv = func(string) string { return "" }
 	}
-	dynamo, sqs, err := emulators.StartBoth(ctx, dir)
+	running, err := emulators.StartMissing(ctx, dir, getenv)
 	if err != nil {
 		return failed(err)
 	}
 	cancel() // hand the signals back to the code below
-	emus := []*emulators.Emulator{dynamo, sqs}
+	emus := running.Started
 	defer stopAll(emus)
-	logf("DynamoDB Local at %s, fauxqs (SQS) at %s, ready in %s",
-		dynamo.Endpoint(), sqs.Endpoint(), time.Since(began).Round(10*time.Millisecond))
-
-	env := append([]string{
-		"DYNAMODB_ENDPOINT=" + dynamo.Endpoint(),
-		"SQS_ENDPOINT=" + sqs.Endpoint(),
-		"S3_ENDPOINT=" + sqs.Endpoint(), // fauxqs serves S3 on the same port
-	}, localEnv...)
+	if len(running.Reused) > 0 {
+		logf("using the running emulators %s", strings.Join(running.Reused, " "))
+	}
+	for _, e := range emus {
+		logf("%s at %s", e.Name(), e.Endpoint())
+	}
+	if len(emus) > 0 {
+		logf("ready in %s", time.Since(began).Round(10*time.Millisecond))
+	}
+	env := append(running.Endpoints.Env(), localEnv...)
 
 	if len(command) == 0 {
 		return foreground(env, emus, signals)

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 // env is our environment without the emulator endpoints (make test sets
 // them), plus extra.
 func env(extra ...string) []string {
-	return append(withEnv(os.Environ(), []string{"DYNAMODB_ENDPOINT=", "SQS_ENDPOINT="}), extra...)
+	return append(withEnv(os.Environ(), []string{"DYNAMODB_ENDPOINT=", "SQS_ENDPOINT=", "S3_ENDPOINT="}), extra...)
 }
 
 // The whole path: emulators start, the command sees them and the local AWS
@@ -128,5 +128,25 @@ func TestWithEnv(t *testing.T) {
 	want := []string{"A=1", "B=2", "AWS_REGION=us-east-1", "C=3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("withEnv = %v, want %v", got, want)
+	}
+}
+
+// With only DYNAMODB_ENDPOINT set (say, a fault-injecting proxy in front of
+// DynamoDB Local), it is passed on as it is and only fauxqs starts, serving
+// SQS and S3.
+func TestStartsOnlyTheMissingEmulator(t *testing.T) {
+	cmd := exec.Command(bin, "--", "sh", "-c", `echo "$DYNAMODB_ENDPOINT $SQS_ENDPOINT $S3_ENDPOINT"`)
+	cmd.Env = append(env("S3_ENDPOINT="), "DYNAMODB_ENDPOINT=http://127.0.0.1:1111")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+	}
+	fields := strings.Fields(stdout.String())
+	if len(fields) != 3 || fields[0] != "http://127.0.0.1:1111" || fields[1] == fields[0] || fields[2] != fields[1] {
+		t.Fatalf("command saw %q, want the given DynamoDB endpoint and one fresh fauxqs for SQS and S3\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if strings.Contains(stderr.String(), "DynamoDB Local at") || !strings.Contains(stderr.String(), "fauxqs (SQS) at "+fields[1]) {
+		t.Errorf("stderr does not show fauxqs alone starting:\n%s", stderr.String())
 	}
 }

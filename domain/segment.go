@@ -1,0 +1,150 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Segments: a trace longer than one worker invocation runs as segments. The
+// worker of segment k checkpoints (its frames are durable and counted in
+// Progress.FramesWritten) and hands the job off (HandOffJob): the lease stays
+// the job's, unclaimed, with Segment k+1, and a continuation message names
+// segment k+1. ClaimSegment claims each segment exactly once. A stale lease
+// nobody replaced and nobody claimed may still be claimed: a job that waited
+// in the queue longer than its lease runs instead of dying silently; if a
+// sweeper got there first (FinalizeStaleTrace), the job has ended visibly and
+// the claim is refused.
+
+// QueuedTooLongSummary is the failure summary of a job whose lease went
+// stale before any worker claimed it (the queue was backed up).
+const QueuedTooLongSummary = "The trace waited in the queue longer than its lease and never started. Start it again."
+
+// SegmentIs holds when the stored lease's segment is n (an absent segment
+// is segment 0).
+func SegmentIs(n int) Cond {
+	if n == 0 {
+		return Or{Absent{FieldLeaseSegment}, Cmp(FieldLeaseSegment, OpEq, 0)}
+	}
+	return Cmp(FieldLeaseSegment, OpEq, n)
+}
+
+// namesJob holds when the stored lease is the tracing lease of job, live or
+// stale: nobody replaced or ended it (both change or remove the lease).
+func namesJob(job string) Cond {
+	return And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), Cmp(FieldLeaseID, OpEq, job)}
+}
+
+func segmentClaimed(n int) func(Movie) error {
+	return func(Movie) error {
+		return &Error{Code: CodeAlreadyClaimed, Message: fmt.Sprintf("segment %d of the job was already claimed", n)}
+	}
+}
+
+// ClaimSegment is a worker taking segment Segment of a queued job: 0 for the
+// job's first message, k for the k-th continuation.
+//
+// Precondition: the stored lease is the job's tracing lease (live, or stale
+// but neither replaced nor ended), unclaimed, at segment Segment. Exactly one
+// claim per segment succeeds: a redelivered or duplicated message is refused
+// (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op. The claim renews the
+// lease, so a job revived after a long queue wait gets a whole lease.
+type ClaimSegment struct {
+	JobID    string
+	Segment  int
+	Now      time.Time
+	Duration time.Duration
+}
+
+func (c ClaimSegment) Validate() error {
+	var seg error
+	if c.Segment < 0 {
+		seg = Invalid("segment", "must not be negative")
+	}
+	return firstError(validateLeaseID("jobId", c.JobID), seg, validateDuration(c.Duration))
+}
+
+func (c ClaimSegment) Precondition() []Clause {
+	return []Clause{
+		{If: namesJob(c.JobID), Else: lostAt(c.Now)},
+		{If: And{Claimed(false), SegmentIs(c.Segment)}, Else: segmentClaimed(c.Segment)},
+	}
+}
+
+func (c ClaimSegment) Update() []Assignment {
+	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))...)
+}
+
+// HandOffJob ends segment Segment of a claimed job before its worker's
+// invocation ends: the progress is the checkpoint (FramesWritten durable
+// frames), the lease stays the job's but unclaimed at Segment+1, renewed
+// for one duration so that the continuation can claim it.
+// Precondition: JobFence, and the stored segment is Segment.
+type HandOffJob struct {
+	JobFence
+	Segment       int
+	Duration      time.Duration
+	FramesWritten int
+}
+
+func (c HandOffJob) Validate() error {
+	var n error
+	switch {
+	case c.Segment < 0:
+		n = Invalid("segment", "must not be negative")
+	case c.FramesWritten < 0:
+		n = Invalid("framesWritten", "must not be negative")
+	}
+	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), n)
+}
+
+func (c HandOffJob) Precondition() []Clause {
+	return append(c.JobFence.Precondition(), Clause{If: SegmentIs(c.Segment), Else: lostAt(c.Now)})
+}
+
+func (c HandOffJob) Update() []Assignment {
+	return changed(c.Now, append(renewed(c.Now, c.Duration),
+		Set(FieldLeaseClaimed, false), Set(FieldLeaseSegment, c.Segment+1), Set(FieldFramesWritten, c.FramesWritten))...)
+}
+
+// FinalizeStaleTrace ends a trace whose tracing lease went stale and that
+// nobody took over: status tracing_failed, the lease removed, the job
+// recorded with its durable progress and a summary saying why (never
+// claimed: QueuedTooLongSummary; claimed: StalledSummary). The sweeper reads
+// the row and passes the lease and progress it saw.
+//
+// Precondition: the stored lease is Job (same ID, claim and segment), stale
+// at Now, and the progress is FramesWritten. A job revived or renewed in the
+// meantime is no longer stale, so it is left alone.
+type FinalizeStaleTrace struct {
+	Job           Lease
+	FramesWritten int
+	Now           time.Time
+}
+
+func (c FinalizeStaleTrace) Validate() error {
+	var n error
+	if c.FramesWritten < 0 {
+		n = Invalid("framesWritten", "must not be negative")
+	}
+	return firstError(validateLeaseID("jobId", c.Job.ID), n)
+}
+
+func (c FinalizeStaleTrace) Precondition() []Clause {
+	return []Clause{{
+		If: And{namesJob(c.Job.ID), Cmp(FieldLeaseExpiresAt, OpLe, c.Now), Claimed(c.Job.Claimed), SegmentIs(c.Job.Segment),
+			Cmp(FieldFramesWritten, OpEq, c.FramesWritten)},
+		Else: lostAt(c.Now),
+	}}
+}
+
+// Summary is the failure summary the command records.
+func (c FinalizeStaleTrace) Summary() string {
+	if !c.Job.Claimed {
+		return QueuedTooLongSummary
+	}
+	return StalledSummary
+}
+
+func (c FinalizeStaleTrace) Update() []Assignment {
+	return finish(c.Job, c.Now, c.FramesWritten, StatusFailed, c.Summary())
+}

@@ -1,0 +1,65 @@
+package events
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// HistoryPosition is where a page of a movie's history (its audit items,
+// newest first) ends: an item's time and a digest of its key. It names no
+// job: a job ID is a tracing lease's ID and never leaves the server in a
+// history.
+type HistoryPosition struct {
+	OccurredAt string // TimeLayout
+	KeyDigest  string // 16 hex digits: the first 8 bytes of SHA-256 of the item's eventKey
+}
+
+// Position is the item's place in its movie's history.
+func (it AuditItem) Position() HistoryPosition {
+	sum := sha256.Sum256([]byte(it.EventKey))
+	return HistoryPosition{OccurredAt: it.OccurredAt, KeyDigest: hex.EncodeToString(sum[:8])}
+}
+
+// CompareNewestFirst orders positions newest first: the later time first,
+// then the larger digest (so items of the same instant have one order).
+func CompareNewestFirst(a, b HistoryPosition) int {
+	return cmp.Or(cmp.Compare(b.OccurredAt, a.OccurredAt), cmp.Compare(b.KeyDigest, a.KeyDigest))
+}
+
+// MaxCursorLength bounds an encoded cursor.
+const MaxCursorLength = 64
+
+var digestPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// Cursor encodes the position as an opaque URL-safe string.
+func (p HistoryPosition) Cursor() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(p.OccurredAt + "~" + p.KeyDigest))
+}
+
+// ErrBadCursor: the string is not a cursor this server made.
+var ErrBadCursor = errors.New("not a history cursor")
+
+// ParseCursor decodes a Cursor string.
+func ParseCursor(s string) (HistoryPosition, error) {
+	if s == "" || len(s) > MaxCursorLength {
+		return HistoryPosition{}, ErrBadCursor
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return HistoryPosition{}, ErrBadCursor
+	}
+	at, digest, ok := strings.Cut(string(raw), "~")
+	if !ok || !digestPattern.MatchString(digest) {
+		return HistoryPosition{}, ErrBadCursor
+	}
+	if t, err := time.Parse(TimeLayout, at); err != nil || FormatTime(t) != at {
+		return HistoryPosition{}, ErrBadCursor
+	}
+	return HistoryPosition{OccurredAt: at, KeyDigest: digest}, nil
+}

@@ -1,0 +1,210 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/tracer"
+	"github.com/movietrace/tracinglocks/functions/internal/worker"
+)
+
+// budgetTracer is the synthetic tracer in an invocation that lasts perFrames
+// frames: then it moves the fake clock past the stop margin and waits to be
+// stopped, as a worker whose Lambda deadline approaches.
+func budgetTracer(e *env, perFrames int) tracer.Tracer {
+	synth := tracer.NewSynthetic()
+	return tracer.Func(func(ctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
+		n := 0
+		return synth.Trace(ctx, m, p, func(f domain.Frame) error {
+			if n == perFrames {
+				e.fake.Step(8 * time.Second)
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			n++
+			return emit(f)
+		})
+	})
+}
+
+// invoke hands one job message to the worker as Lambda would, with an
+// invocation deadline 10 s of the fake clock away.
+func invoke(t *testing.T, e *env, tw *testWorker, id string, job events.TraceJob) lambdaevents.SQSEventResponse {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
+	defer cancel()
+	resp, err := tw.Handle(ctx, lambdaevents.SQSEvent{Records: []lambdaMessage{message(t, id, job)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func segmentOptions(q worker.Queue) func(*worker.Options) {
+	return func(o *worker.Options) { o.Queue, o.StopMargin, o.StartReserve = q, 2*time.Second, 4*time.Second }
+}
+
+// TestTraceSpanningManyInvocations (issue 12, item 4): a 300-frame trace
+// whose invocations each last 60 frames completes in five segments. Each
+// segment is claimed exactly once (a redelivered earlier segment and a
+// duplicated continuation are no-ops), every frame is written once, by the
+// job, in plan order, and the published progress never goes backwards.
+func TestTraceSpanningManyInvocations(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("ms", 300)
+	first := e.start("ms", alice, 0, e.now(), lease)
+	q := &memQueue{}
+	tw := e.newWorker(budgetTracer(e, 60), lease, segmentOptions(q))
+
+	msgs := []events.TraceJob{first}
+	var handed []int
+	for seg := 0; len(msgs) > 0; seg++ {
+		if seg > 5 {
+			t.Fatalf("more than 5 segments: %v", handed)
+		}
+		if len(msgs) != 1 || msgs[0].Segment != seg || msgs[0].JobID != first.JobID {
+			t.Fatalf("segment %d: continuation messages %+v", seg, msgs)
+		}
+		if resp := invoke(t, e, tw, fmt.Sprint("seg-", seg), msgs[0]); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("segment %d left for redelivery: %+v", seg, resp)
+		}
+		// A redelivery of this segment's message after its claim is a no-op.
+		if resp := invoke(t, e, tw, fmt.Sprint("seg-", seg, "-again"), msgs[0]); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("redelivery of segment %d: %+v", seg, resp)
+		}
+		m := e.get("ms")
+		handed = append(handed, m.Progress.FramesWritten)
+		msgs = q.take()
+	}
+	if want := []int{60, 120, 180, 240, 300}; fmt.Sprint(handed) != fmt.Sprint(want) {
+		t.Fatalf("progress after each segment %v, want %v", handed, want)
+	}
+	claims := 0
+	for _, c := range tw.movies.snapshot() {
+		if _, ok := c.cmd.(domain.ClaimSegment); ok && c.err == nil {
+			claims++
+		}
+	}
+	if claims != 5 {
+		t.Fatalf("%d segment claims, want 5", claims)
+	}
+	if n := succeeded[domain.BeginTrace](tw.movies); n != 1 {
+		t.Fatalf("%d BeginTrace: only the first segment plans and clears", n)
+	}
+	if puts := tw.putsWritten(); puts != 300 {
+		t.Fatalf("%d frames written for 300: a frame was written twice", puts)
+	}
+	m := e.get("ms")
+	if m.Status != domain.StatusTraced || m.Lease != nil || m.CleanBefore != 300 || m.LastJob.JobID != first.JobID || m.LastJob.Frames != 300 {
+		t.Fatalf("row %+v job %+v", m, m.LastJob)
+	}
+	checkJobFrames(t, e.stored("ms"), first.JobID, domain.PlanTrace(m, domain.Lease{FromFrame: 0}))
+	last := -1
+	for _, c := range tw.movies.snapshot() {
+		if c.err == nil && c.row.Progress.FramesWritten < last && c.row.Status == domain.StatusTracing {
+			t.Fatalf("progress went back from %d to %d at %T", last, c.row.Progress.FramesWritten, c.cmd)
+		}
+		if c.err == nil {
+			last = c.row.Progress.FramesWritten
+		}
+	}
+}
+
+// TestDuplicatedContinuationIsClaimedOnce: two copies of one continuation
+// delivered at the same time to two workers: one claim, one writer.
+func TestDuplicatedContinuationIsClaimedOnce(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("md", 300)
+	job := e.start("md", alice, 0, e.now(), lease)
+	q := &memQueue{}
+	invoke(t, e, e.newWorker(budgetTracer(e, 100), lease, segmentOptions(q)), "first", job)
+	next := q.take()
+	if len(next) != 1 || next[0].Segment != 1 {
+		t.Fatalf("continuation %+v", next)
+	}
+	workers := []*testWorker{e.newWorker(tracer.NewSynthetic(), lease), e.newWorker(tracer.NewSynthetic(), lease)}
+	var wg sync.WaitGroup
+	outs := make([]worker.Outcome, 2)
+	for i, w := range workers {
+		wg.Go(func() { outs[i] = w.Run(context.Background(), next[0]) })
+	}
+	wg.Wait()
+	traced, noop := 0, 0
+	for _, o := range outs {
+		switch o.Result {
+		case worker.ResultTraced:
+			traced++
+		case worker.ResultNotClaimed:
+			noop++
+		}
+	}
+	if traced != 1 || noop != 1 {
+		t.Fatalf("outcomes %+v", outs)
+	}
+	checkJobFrames(t, e.stored("md"), job.JobID, domain.PlanTrace(e.get("md"), domain.Lease{}))
+}
+
+// TestSegmentWithoutProgressIsNotHandedOff: a segment that traced nothing
+// before its deadline fails the job "ran out of time" instead of handing it
+// off forever.
+func TestSegmentWithoutProgressIsNotHandedOff(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("mn", 300)
+	job := e.start("mn", alice, 0, e.now(), lease)
+	q := &memQueue{}
+	invoke(t, e, e.newWorker(budgetTracer(e, 0), lease, segmentOptions(q)), "first", job)
+	if sent := q.take(); len(sent) != 0 {
+		t.Fatalf("handed off without progress: %+v", sent)
+	}
+	if m := e.get("mn"); m.Status != domain.StatusFailed || m.LastJob.FailureSummary != "The trace ran out of time after 0 of 300 frames. Start it again, or trace fewer frames." {
+		t.Fatalf("row %+v job %+v", m, m.LastJob)
+	}
+}
+
+// TestQueuedPastItsLeaseStillRuns (issue 12, item 3): a job whose message
+// waited in the queue longer than its lease is claimed and traced (nobody
+// replaced its lease), instead of being dropped as stale.
+func TestQueuedPastItsLeaseStillRuns(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("mq", 300)
+	job := e.start("mq", alice, 0, e.now(), lease)
+	e.fake.Step(2 * lease)
+	if v := e.get("mq").View(e.now()); v.Status != domain.StatusFailed {
+		t.Fatalf("the stale queued job reads as %+v", v)
+	}
+	tw := e.newWorker(tracer.NewSynthetic(), lease)
+	if out := tw.Run(context.Background(), job); out.Result != worker.ResultTraced {
+		t.Fatalf("%+v", out)
+	}
+	if m := e.get("mq"); m.Status != domain.StatusTraced || m.LastJob.JobID != job.JobID {
+		t.Fatalf("row %+v", m)
+	}
+}
+
+// TestContinuationSendFailureIsLeftToTheSweeper: a hand-off whose
+// continuation cannot be sent leaves the job unclaimed; it ends visibly once
+// its lease is stale (FinalizeStaleTrace), never silently.
+func TestContinuationSendFailureIsLeftToTheSweeper(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("mf", 300)
+	job := e.start("mf", alice, 0, e.now(), lease)
+	q := &memQueue{fail: errors.New("503")}
+	tw := e.newWorker(budgetTracer(e, 100), lease, segmentOptions(q))
+	ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
+	defer cancel()
+	if out := tw.Run(ctx, job); out.Result != worker.ResultAbandoned {
+		t.Fatalf("%+v", out)
+	}
+	m := e.get("mf")
+	if m.Lease == nil || m.Lease.Claimed || m.Lease.Segment != 1 || m.Progress.FramesWritten != 100 {
+		t.Fatalf("row %+v lease %+v", m, m.Lease)
+	}
+}

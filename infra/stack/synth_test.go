@@ -546,6 +546,7 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("audit.Arn", "dynamodb:Query"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 		Ingest: concat(logs(Ingest),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
@@ -566,7 +567,8 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
 				"sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).

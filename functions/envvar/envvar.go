@@ -15,6 +15,7 @@ const (
 	LogLevel       = "LOG_LEVEL"
 	CORSOrigin     = "CORS_ORIGIN"
 	MoviesBucket   = "MOVIES_BUCKET"
+	MaxUploadBytes = "MOVIE_MAX_BYTES" // the largest movie file accepted
 	FFmpeg         = "FFMPEG"
 	FFprobe        = "FFPROBE"
 )

@@ -35,6 +35,13 @@ type Config struct {
 	// empty in AWS.
 	DynamoDBEndpoint string
 	SQSEndpoint      string
+	// S3Endpoint points the S3 client at the local emulator (path-style).
+	S3Endpoint string
+	// MoviesBucket holds the uploaded movies and their frame images.
+	MoviesBucket string
+	// MaxUploadBytes is the largest movie file accepted (MOVIE_MAX_BYTES);
+	// 0 means the API's default.
+	MaxUploadBytes int64
 }
 
 // Environment variable names: see package envvar, the one list the CDK
@@ -55,6 +62,15 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 		LeaseDuration:    domain.DefaultLeaseDuration,
 		DynamoDBEndpoint: getenv(envvar.DynamoDBEndpoint),
 		SQSEndpoint:      getenv(envvar.SQSEndpoint),
+		S3Endpoint:       getenv(envvar.S3Endpoint),
+		MoviesBucket:     getenv(envvar.MoviesBucket),
+	}
+	if v := getenv(envvar.MaxUploadBytes); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 5<<40 {
+			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 1 to 5 TiB", envvar.MaxUploadBytes, v)
+		}
+		c.MaxUploadBytes = n
 	}
 	if v := getenv(envvar.LeaseSeconds); v != "" {
 		n, err := strconv.Atoi(v)

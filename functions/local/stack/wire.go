@@ -49,6 +49,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	api, err := httpapi.New(httpapi.Config{
 		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
 		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
+		Files: s.Files, Catalog: s.Movies, TraceFrames: frames, MaxUploadBytes: opts.MaxUploadBytes,
 	})
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)

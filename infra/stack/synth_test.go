@@ -532,6 +532,7 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("audit.Arn", "dynamodb:Query"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 		Ingest: concat(logs(Ingest),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
@@ -552,7 +553,8 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
 				"sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 	}
 	for _, key := range allStacks() {
 		for _, fn := range Functions {

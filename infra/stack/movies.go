@@ -93,14 +93,12 @@ func (s *Stack) addMovieStorage() {
 				TagFilters: &map[string]interface{}{PendingTagKey: PendingTagValue},
 				Expiration: awscdk.Duration_Days(jsii.Number(PendingUploadExpiryDays))},
 		},
-		// Browsers PUT the movie and GET frame images straight from S3.
-		Cors: &[]*awss3.CorsRule{{
-			AllowedMethods: &[]awss3.HttpMethods{awss3.HttpMethods_PUT, awss3.HttpMethods_GET},
-			AllowedOrigins: jsii.Strings(s.cfg.CORSOrigin),
-			AllowedHeaders: jsii.Strings("content-type", "x-amz-tagging"),
-			MaxAge:         jsii.Number(3600),
-		}},
 	})
+	// Browsers PUT the movie and GET frame images straight from S3: from
+	// the distribution's origin (addWeb) and from corsOrigin when set.
+	if s.cfg.CORSOrigin != "" {
+		s.MoviesBucket.AddCorsRule(movieCORSRule(jsii.String(s.cfg.CORSOrigin)))
+	}
 
 	s.UploadDLQ = s.queue("MovieUploadDLQ", &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
 	s.UploadQueue = s.queue("MovieUploadQueue", &awssqs.QueueProps{

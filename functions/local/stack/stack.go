@@ -25,12 +25,14 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -296,7 +298,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		ln.Close()
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	web.Register(mux)
+	// The page may fetch frame images from the bucket (the image route
+	// redirects there): its origin joins the page's CSP.
+	web.Register(mux, originOf(cmp.Or(opts.S3Endpoint, opts.SQSEndpoint)))
 	webauth.Register(mux)
 	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
 	mux.Handle("/", parts.api)
@@ -415,4 +419,13 @@ func SampleMovies(now time.Time) []domain.Movie {
 		mk("fly-courtship", "Fruit fly courtship", 360, 60),
 		mk(FailingMovieID, "Damaged footage (its trace fails)", 240, 24, domain.Marker{ID: "m1", Label: "Target", X: 0.6, Y: 0.4}),
 	}
+}
+
+// originOf is scheme://host[:port] of an endpoint URL, or "" if it has none.
+func originOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }

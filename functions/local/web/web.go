@@ -17,15 +17,25 @@ var files embed.FS
 func Files() fs.FS { return files }
 
 // Register serves the page on mux: GET / (index.html), GET /<module>.js and
-// GET /style.css. Every other path is left to the API.
-func Register(mux *http.ServeMux) {
+// GET /style.css. Every other path is left to the API. fileOrigins are the
+// origins the page may fetch and show images from besides its own: the
+// movies bucket, where GET /movies/{id}/frames/{n}/image redirects.
+func Register(mux *http.ServeMux, fileOrigins ...string) {
 	static := http.FileServerFS(files)
+	extra := ""
+	for _, o := range fileOrigins {
+		if o != "" {
+			extra += " " + o
+		}
+	}
+	csp := "default-src 'self'; img-src 'self' blob: data:" + extra + "; connect-src 'self'" + extra +
+		"; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
 	serve := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			// The page is small and changes with the binary: always revalidate.
 			w.Header().Set("Cache-Control", "no-cache")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+			w.Header().Set("Content-Security-Policy", csp)
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = "/" + name
 			if name == "index.html" {

@@ -123,6 +123,11 @@ build-%: ## Build one function, e.g. make build-worker
 	@mkdir -p build/$*
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$*/bootstrap ./functions/$*
 
+.PHONY: import
+import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN
+	@test -n "$(FILE)" || { echo "usage: make import FILE=movie.mp4 [TITLE='A title']" >&2; exit 2; }
+	$(GO) run ./functions/local/importmovie -file "$(FILE)" -title "$(TITLE)"
+
 .PHONY: layer
 layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into build/ffmpeg-layer
 	$(GO) run ./infra/ffmpeglayer -out build/ffmpeg-layer -cache $(TOOLS)/ffmpeg-layer-npm

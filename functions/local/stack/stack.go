@@ -25,14 +25,12 @@
 package stack
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -149,6 +147,7 @@ type Stack struct {
 	Files          *s3store.Store
 	UploadQueueURL string
 	Ingest         *ingest.Handler
+	storageOrigin  string
 	// Lease is the lease duration the API grants.
 	Lease time.Duration
 	// OIDC is the local OpenID Connect provider (nil without SignIn).
@@ -298,9 +297,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		ln.Close()
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	// The page may fetch frame images from the bucket (the image route
-	// redirects there): its origin joins the page's CSP.
-	web.Register(mux, originOf(cmp.Or(opts.S3Endpoint, opts.SQSEndpoint)))
+	web.RegisterWithStorage(mux, s.storageOrigin) // frame images come from the S3 emulator
 	webauth.Register(mux)
 	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
 	mux.Handle("/", parts.api)
@@ -419,13 +416,4 @@ func SampleMovies(now time.Time) []domain.Movie {
 		mk("fly-courtship", "Fruit fly courtship", 360, 60),
 		mk(FailingMovieID, "Damaged footage (its trace fails)", 240, 24, domain.Marker{ID: "m1", Label: "Target", X: 0.6, Y: 0.4}),
 	}
-}
-
-// originOf is scheme://host[:port] of an endpoint URL, or "" if it has none.
-func originOf(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }

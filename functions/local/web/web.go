@@ -17,19 +17,20 @@ var files embed.FS
 func Files() fs.FS { return files }
 
 // Register serves the page on mux: GET / (index.html), GET /<module>.js and
-// GET /style.css. Every other path is left to the API. fileOrigins are the
-// origins the page may fetch and show images from besides its own: the
-// movies bucket, where GET /movies/{id}/frames/{n}/image redirects.
-func Register(mux *http.ServeMux, fileOrigins ...string) {
-	static := http.FileServerFS(files)
-	extra := ""
-	for _, o := range fileOrigins {
-		if o != "" {
-			extra += " " + o
-		}
+// GET /style.css. Every other path is left to the API.
+func Register(mux *http.ServeMux) { RegisterWithStorage(mux, "") }
+
+// RegisterWithStorage is Register for a page whose frame images come from
+// storage at another origin (the API redirects to presigned S3 URLs): the
+// Content-Security-Policy lets the page fetch from that origin too.
+func RegisterWithStorage(mux *http.ServeMux, storageOrigin string) {
+	connect, img := "'self'", "'self' blob: data:"
+	if storageOrigin != "" {
+		connect += " " + storageOrigin
+		img += " " + storageOrigin
 	}
-	csp := "default-src 'self'; img-src 'self' blob: data:" + extra + "; connect-src 'self'" + extra +
-		"; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
+	csp := "default-src 'self'; connect-src " + connect + "; img-src " + img + "; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
+	static := http.FileServerFS(files)
 	serve := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			// The page is small and changes with the binary: always revalidate.

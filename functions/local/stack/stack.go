@@ -94,6 +94,11 @@ type Options struct {
 	// (default 4).
 	QueueBatchSize   int
 	QueueConcurrency int
+	// WorkerInvocation bounds each worker invocation as Lambda's timeout
+	// does (default DefaultWorkerInvocation, 5 min; WORKER_INVOCATION_SECONDS
+	// in make run). A trace longer than one invocation continues in the
+	// next one (docs/worker.md, "Segments").
+	WorkerInvocation time.Duration
 	// ReadHeaderTimeout and IdleTimeout of the HTTP server (defaults
 	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
 	ReadHeaderTimeout time.Duration
@@ -181,6 +186,9 @@ func (o *Options) defaults() error {
 	}
 	if o.VisibilityTimeout <= 0 {
 		o.VisibilityTimeout = 2 * time.Minute
+	}
+	if o.WorkerInvocation <= 0 {
+		o.WorkerInvocation = DefaultWorkerInvocation
 	}
 	if o.QueueConcurrency <= 0 {
 		o.QueueConcurrency = 4
@@ -298,7 +306,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	for i := range opts.QueueConcurrency {
 		qp := &QueuePoller{
 			Client: s.SQS, QueueURL: queueURL, QueueARN: queueARN, Region: Region,
-			Handle: parts.worker, Convert: parts.convert, BatchSize: opts.QueueBatchSize,
+			Handle: parts.worker, Convert: parts.convert, BatchSize: opts.QueueBatchSize, Invoke: opts.WorkerInvocation,
 			Log: opts.Log.With(slog.String("component", "queue-poller"), slog.Int("poller", i)),
 		}
 		s.pollers.Go(func() { qp.Run(pollCtx, invokeCtx) })

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -71,7 +72,13 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	// smoothly.
 	w, err := wiring.Worker(config.Config{Tables: s.Tables, QueueURL: s.QueueURL, LeaseDuration: opts.LeaseDuration},
 		awsclients.Clients{DynamoDB: s.DynamoDB, SQS: s.SQS}, tr, opts.Log.With("component", "worker"), os.Getenv,
-		func(o *worker.Options) { o.RenewEvery = opts.ProgressEvery })
+		func(o *worker.Options) {
+			o.RenewEvery = opts.ProgressEvery
+			// Lambda's 5 minutes leave the defaults (10 s, 30 s); a short
+			// local invocation scales them, so that each one still traces.
+			o.StopMargin = min(worker.DefaultStopMargin, opts.WorkerInvocation/3)
+			o.StartReserve = min(worker.DefaultStartReserve, opts.WorkerInvocation/2)
+		})
 	if err != nil {
 		return parts{}, err
 	}
@@ -93,4 +100,25 @@ func syntheticTracer(delay time.Duration, failAt map[string]int) tracer.Tracer {
 		}
 		return ok.Trace(ctx, m, plan, emit)
 	})
+}
+
+// EnvWorkerInvocation is the local worker invocation's budget in whole
+// seconds (default 300, as the stack's Lambda timeout).
+const EnvWorkerInvocation = "WORKER_INVOCATION_SECONDS"
+
+// DefaultWorkerInvocation is the Lambda timeout of the stack's worker.
+const DefaultWorkerInvocation = 5 * time.Minute
+
+// WorkerInvocationFromEnv reads EnvWorkerInvocation: 1-900 seconds, or the
+// default when unset.
+func WorkerInvocationFromEnv(getenv func(string) string) (time.Duration, error) {
+	v := getenv(EnvWorkerInvocation)
+	if v == "" {
+		return DefaultWorkerInvocation, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 900 {
+		return 0, fmt.Errorf("%s=%q must be 1-900 seconds", EnvWorkerInvocation, v)
+	}
+	return time.Duration(n) * time.Second, nil
 }

@@ -364,6 +364,7 @@ var wantEnv = map[string][]string{
 	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvPoisonQueueURL, EnvQueueURL},
 	Worker:          {EnvFFmpeg, EnvFFprobe, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable, EnvQueueURL},
 	Ingest:          {EnvFFmpeg, EnvFFprobe, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
+	Sweeper:         {EnvLeaseSecs, EnvLogLevel, EnvMoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
@@ -371,7 +372,7 @@ func TestFunctions(t *testing.T) {
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
 		// Ours, plus CDK's own bucket-notifications custom resource handler.
-		check(t, "four functions", func() {
+		check(t, "our functions", func() {
 			tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+1)))
 		})
 		for _, name := range Functions {
@@ -549,8 +550,10 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
-				"sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
+				"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject")),
+		Sweeper: concat(logs(Sweeper),
+			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem")),
 	}
 	for _, key := range allStacks() {
 		for _, fn := range Functions {
@@ -642,6 +645,28 @@ func TestWorkerEventSource(t *testing.T) {
 }
 
 // --- HTTP API ---------------------------------------------------------------
+
+// TestSweeperSchedule: an EventBridge rule runs the sweeper every
+// SweepEveryMinutes, without retries (the next sweep makes up for a missed
+// one), and EventBridge may invoke the sweeper.
+func TestSweeperSchedule(t *testing.T) {
+	fx := synth(t)
+	for _, key := range allStacks() {
+		st, tpl := fx.stacks[key], fx.templates[key]
+		hasProps(t, tpl, "AWS::Events::Rule", map[string]any{
+			"ScheduleExpression": "rate(5 minutes)",
+			"State":              "ENABLED",
+			"Targets": arr(obj(map[string]any{
+				"Arn":         map[string]any{"Fn::GetAtt": []any{logicalID(st, st.Functions[Sweeper]), "Arn"}},
+				"RetryPolicy": map[string]any{"MaximumRetryAttempts": 0},
+			})),
+		})
+		hasProps(t, tpl, "AWS::Lambda::Permission", map[string]any{
+			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{logicalID(st, st.Functions[Sweeper]), "Arn"}},
+		})
+	}
+}
 
 func TestHTTPAPI(t *testing.T) {
 	fx := synth(t)

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 )
 
@@ -59,5 +63,72 @@ func waitStatusWithin(t *testing.T, c client, path, status string, within time.D
 			t.Fatalf("%s never became %s: %v", path, status, m)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSweeperFinalisesAStaleTrace (issue 12, item 10): a claimed trace whose
+// worker died (its lease went stale, nobody retraced) is finalised by the
+// local sweeper goroutine: the stored row reads tracing_failed with the
+// stalled summary, and the stream processor projects its
+// movie.tracing.failed audit item, once.
+func TestSweeperFinalisesAStaleTrace(t *testing.T) {
+	s := startTestStack(t, Options{SweepEvery: 200 * time.Millisecond, LeaseDuration: time.Minute})
+	ctx := t.Context()
+	const id = "zebrafish-larva"
+	const job = "0123456789abcdef0123456789abcdef"
+	past := time.Now().Add(-time.Hour)
+	for _, c := range []domain.Command{
+		domain.StartTrace{JobID: job, User: domain.User{ID: "dev-alice", Name: "Alice"}, Now: past, Duration: time.Minute},
+		domain.ClaimSegment{JobID: job, Now: past, Duration: time.Minute}, // a worker claimed it and died
+	} {
+		if _, err := s.Movies.Commit(ctx, id, c); err != nil {
+			t.Fatalf("%T: %v", c, err)
+		}
+	}
+	alice := client{t: t, base: s.URL, user: "dev-alice", name: "Alice"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, err := s.Movies.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status == domain.StatusFailed && m.Lease == nil {
+			if m.LastJob.JobID != job || m.LastJob.FailureSummary != domain.StalledSummary {
+				t.Fatalf("last job %+v", m.LastJob)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweeper never finalised the stale trace: %+v", m)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if v := alice.want(200, "", "GET", "/movies/"+id, nil).json(t); v["status"] != "tracing_failed" {
+		t.Fatalf("view %v", v)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out, err := s.DynamoDB.Scan(ctx, &dynamodb.ScanInput{TableName: &s.Tables.Audit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var audit []struct {
+			Type  string `dynamodbav:"type"`
+			JobID string `dynamodbav:"jobId"`
+		}
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &audit); err != nil {
+			t.Fatal(err)
+		}
+		failed := 0
+		for _, a := range audit {
+			if a.JobID == job && a.Type == "movie.tracing.failed" {
+				failed++
+			}
+		}
+		if failed == 1 {
+			return
+		}
+		if failed > 1 || time.Now().After(deadline) {
+			t.Fatalf("%d movie.tracing.failed items for the job: %+v", failed, audit)
+		}
 	}
 }

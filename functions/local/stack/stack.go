@@ -99,6 +99,9 @@ type Options struct {
 	// in make run). A trace longer than one invocation continues in the
 	// next one (docs/worker.md, "Segments").
 	WorkerInvocation time.Duration
+	// SweepEvery is how often the sweeper finalises stale tracing leases
+	// nobody took over (default 30 s; every 5 minutes in AWS).
+	SweepEvery time.Duration
 	// ReadHeaderTimeout and IdleTimeout of the HTTP server (defaults
 	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
 	ReadHeaderTimeout time.Duration
@@ -186,6 +189,9 @@ func (o *Options) defaults() error {
 	}
 	if o.VisibilityTimeout <= 0 {
 		o.VisibilityTimeout = 2 * time.Minute
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = 30 * time.Second
 	}
 	if o.WorkerInvocation <= 0 {
 		o.WorkerInvocation = DefaultWorkerInvocation
@@ -311,6 +317,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		s.pollers.Go(func() { qp.Run(pollCtx, invokeCtx) })
 	}
+	s.pollers.Go(func() {
+		runSweeper(pollCtx, parts.sweeper, opts.SweepEvery, opts.Log.With(slog.String("component", "sweeper")))
+	})
 	opts.Log.Info("local stack started", slog.String("url", s.URL), slog.String("prefix", opts.Prefix),
 		slog.Duration("lease", opts.LeaseDuration), slog.Duration("frameDelay", opts.FrameDelay))
 	return s, nil

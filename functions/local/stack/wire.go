@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
@@ -32,6 +34,7 @@ type parts struct {
 	stream  StreamHandler
 	worker  QueueHandler
 	convert MessageConverter
+	sweeper *sweeper.Sweeper
 }
 
 // devAuthEnv is the process environment with DEV_AUTH=1, for the
@@ -82,7 +85,11 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if err != nil {
 		return parts{}, err
 	}
-	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: jobqueue.LambdaMessage}, nil
+	sw, err := wiring.Sweeper(config.Config{Tables: s.Tables}, awsclients.Clients{DynamoDB: s.DynamoDB}, opts.Log.With("component", "sweeper"))
+	if err != nil {
+		return parts{}, err
+	}
+	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: jobqueue.LambdaMessage, sweeper: sw}, nil
 }
 
 // syntheticTracer is the built-in synthetic tracer at the given per-frame
@@ -121,4 +128,21 @@ func WorkerInvocationFromEnv(getenv func(string) string) (time.Duration, error) 
 		return 0, fmt.Errorf("%s=%q must be 1-900 seconds", EnvWorkerInvocation, v)
 	}
 	return time.Duration(n) * time.Second, nil
+}
+
+// runSweeper sweeps every `every` until ctx ends, as the stack's scheduled
+// sweeper Lambda does.
+func runSweeper(ctx context.Context, s *sweeper.Sweeper, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("sweep failed; the next one retries", slog.String("error", err.Error()))
+			}
+		}
+	}
 }

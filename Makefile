@@ -212,6 +212,18 @@ fuzz: ## Run every Fuzz* target for FUZZTIME (10s) each; appends fuzz_execs=N to
 	echo "fuzz: $$targets targets, $$total execs"; \
 	if [ -n "$(PROOF_COUNTS)" ]; then mkdir -p $(dir $(PROOF_COUNTS)); echo "proof-count fuzz_execs=$$total" >> $(PROOF_COUNTS); fi
 
+# `make bench-tracer` renders the tracker's ground-truth clips, encodes
+# them with ffmpeg and tracks them with this tracker and with OpenCV
+# (Debian's python3-opencv, run by PYTHON_OPENCV) in the same run; it prints
+# one Markdown table with the parameters (BENCH_TRACER_FLAGS, e.g.
+# '-frames 300 -width 1280 -height 720'). Clips go to testoutput/bench-tracer/.
+PYTHON_OPENCV      ?= /usr/bin/python3
+BENCH_TRACER_FLAGS ?=
+
+.PHONY: bench-tracer
+bench-tracer: ## Tracker accuracy and fps on ground-truth clips, side by side with OpenCV matchTemplate and PyrLK
+	$(GO) run ./functions/internal/tracker/cmd/benchtracer -python $(PYTHON_OPENCV) $(BENCH_TRACER_FLAGS)
+
 .PHONY: bench
 bench: withemulators rie ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol
 	$(WITHEMULATORS) -- $(GO) run ./functions/internal/proof/cmd/benchtable -rie $(RIE) $(BENCH_FLAGS)

@@ -18,10 +18,6 @@ const (
 	AttrOccurredAt = "occurredAt"
 )
 
-// OccurredAtLayout is RFC 3339 in UTC with exactly three fractional digits:
-// fixed width, so the strings sort in time order.
-const OccurredAtLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // AuditItem is one row of the audit table: a user-facing record of a trace
 // outcome. It holds no lease ID of an analysis lease, no stack trace and no
 // unsanitized text.
@@ -62,7 +58,7 @@ func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
 func NewAuditItem(e Event) AuditItem {
 	it := AuditItem{
 		MovieID: e.MovieID, EventKey: e.AuditKey(), Type: string(e.Type), JobID: e.JobID,
-		UserID: e.UserID, UserName: e.UserName, OccurredAt: e.At.UTC().Format(OccurredAtLayout),
+		UserID: e.UserID, UserName: e.UserName, OccurredAt: FormatTime(e.At),
 		FromFrame: e.FromFrame, Version: e.Version,
 		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
 		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
@@ -92,4 +88,4 @@ func UnmarshalAuditItem(item map[string]types.AttributeValue) (AuditItem, error)
 }
 
 // Time parses OccurredAt.
-func (it AuditItem) Time() (time.Time, error) { return time.Parse(OccurredAtLayout, it.OccurredAt) }
+func (it AuditItem) Time() (time.Time, error) { return time.Parse(TimeLayout, it.OccurredAt) }

@@ -16,7 +16,7 @@ import (
 // job: a job ID is a tracing lease's ID and never leaves the server in a
 // history.
 type HistoryPosition struct {
-	OccurredAt string // OccurredAtLayout
+	OccurredAt string // TimeLayout
 	KeyDigest  string // 16 hex digits: the first 8 bytes of SHA-256 of the item's eventKey
 }
 
@@ -58,7 +58,7 @@ func ParseCursor(s string) (HistoryPosition, error) {
 	if !ok || !digestPattern.MatchString(digest) {
 		return HistoryPosition{}, ErrBadCursor
 	}
-	if t, err := time.Parse(OccurredAtLayout, at); err != nil || t.UTC().Format(OccurredAtLayout) != at {
+	if t, err := time.Parse(TimeLayout, at); err != nil || FormatTime(t) != at {
 		return HistoryPosition{}, ErrBadCursor
 	}
 	return HistoryPosition{OccurredAt: at, KeyDigest: digest}, nil

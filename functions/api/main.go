@@ -17,12 +17,16 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 )
 
 // The stores are what the handler needs.
 var (
-	_ httpapi.MovieStore  = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieStore         = (*dynamo.MovieStore)(nil)
+	_ httpapi.FrameReader        = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieFiles         = (*s3store.Store)(nil)
+	_ httpapi.MovieCatalog       = (*dynamo.MovieStore)(nil)
+	_ httpapi.TraceFramesDeleter = (*dynamo.FrameStore)(nil)
 )
 
 func main() {
@@ -43,7 +47,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 	if err != nil {
 		return nil, log, err
 	}
-	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable, config.EnvAuditTable)
+	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable, config.EnvAuditTable, config.EnvMoviesBkt)
 	if err != nil {
 		return nil, log, err
 	}
@@ -52,14 +56,24 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 	if err != nil {
 		return nil, log, err
 	}
+	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})
+	if err != nil {
+		return nil, log, err
+	}
+	movies := dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies)
+	frames := dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames)
 	h, err := httpapi.New(httpapi.Config{
-		Movies:        dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies),
-		Frames:        dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames),
-		History:       dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
-		Auth:          auth,
-		Now:           time.Now,
-		LeaseDuration: cfg.LeaseDuration,
-		Logger:        log,
+		Movies:         movies,
+		Frames:         frames,
+		Auth:           auth,
+		Now:            time.Now,
+		LeaseDuration:  cfg.LeaseDuration,
+		Logger:         log,
+		Files:          files,
+		Catalog:        movies,
+		TraceFrames:    frames,
+		MaxUploadBytes: cfg.MaxUploadBytes,
+		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 	})
 	if err != nil {
 		return nil, log, err

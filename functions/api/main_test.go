@@ -15,7 +15,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 func TestBuildRefusesDevAuthInsideLambda(t *testing.T) {
 	for _, lambdaVar := range []string{httpapi.EnvLambdaFunctionName, httpapi.EnvLambdaRuntimeAPI} {
 		_, _, err := build(context.Background(), env(map[string]string{
-			lambdaVar: "x", httpapi.EnvDevAuth: "1", "MOVIES_TABLE": "m", "FRAMES_TABLE": "f", "AUDIT_TABLE": "a",
+			lambdaVar: "x", httpapi.EnvDevAuth: "1", "MOVIES_TABLE": "m", "FRAMES_TABLE": "f", "AUDIT_TABLE": "a", "MOVIES_BUCKET": "b",
 		}))
 		if err == nil || !strings.Contains(err.Error(), httpapi.EnvDevAuth) {
 			t.Errorf("%s set, DEV_AUTH=1: got %v, want an init error naming DEV_AUTH", lambdaVar, err)
@@ -25,7 +25,7 @@ func TestBuildRefusesDevAuthInsideLambda(t *testing.T) {
 
 func TestBuildInLambdaWithoutDevAuth(t *testing.T) {
 	h, _, err := build(context.Background(), env(map[string]string{
-		httpapi.EnvLambdaFunctionName: "api", "AWS_REGION": "us-east-1", "MOVIES_TABLE": "m", "FRAMES_TABLE": "f", "AUDIT_TABLE": "a",
+		httpapi.EnvLambdaFunctionName: "api", "AWS_REGION": "us-east-1", "MOVIES_TABLE": "m", "FRAMES_TABLE": "f", "AUDIT_TABLE": "a", "MOVIES_BUCKET": "b",
 	}))
 	if err != nil || h == nil {
 		t.Fatalf("build: %v", err)

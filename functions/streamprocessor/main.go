@@ -13,7 +13,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
-	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
@@ -30,10 +30,7 @@ func main() {
 		log.Error("AWS clients", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	h, err := streamproc.New(streamproc.Options{
-		Queue: clients.SQS, Audit: clients.DynamoDB, QueueURL: cfg.QueueURL, AuditTable: cfg.Tables.Audit,
-		PoisonQueueURL: cfg.PoisonQueueURL, Log: log,
-	})
+	h, err := wiring.StreamProcessor(cfg, clients, log)
 	if err != nil {
 		log.Error("stream processor", slog.String("error", err.Error()))
 		os.Exit(1)

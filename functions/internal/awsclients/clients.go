@@ -10,9 +10,11 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 )
 
 // Clients are the SDK clients of one process.
@@ -20,6 +22,7 @@ type Clients struct {
 	DynamoDB *dynamodb.Client
 	Streams  *dynamodbstreams.Client
 	SQS      *sqs.Client
+	S3       *s3.Client
 }
 
 // New loads the default AWS configuration (in Lambda: the execution role and
@@ -42,6 +45,7 @@ func FromConfig(cfg aws.Config, c config.Config) Clients {
 		DynamoDB: dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { setEndpoint(&o.BaseEndpoint, c.DynamoDBEndpoint) }),
 		Streams:  dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) { setEndpoint(&o.BaseEndpoint, c.DynamoDBEndpoint) }),
 		SQS:      sqs.NewFromConfig(cfg, func(o *sqs.Options) { setEndpoint(&o.BaseEndpoint, c.SQSEndpoint) }),
+		S3:       s3store.NewClient(cfg, c.S3Endpoint),
 	}
 }
 

@@ -26,6 +26,13 @@ type Config struct {
 	// empty in AWS.
 	DynamoDBEndpoint string
 	SQSEndpoint      string
+	// S3Endpoint points the S3 client at the local emulator (path-style).
+	S3Endpoint string
+	// MoviesBucket holds the uploaded movies and their frame images.
+	MoviesBucket string
+	// MaxUploadBytes is the largest movie file accepted (MOVIE_MAX_BYTES);
+	// 0 means the API's default.
+	MaxUploadBytes int64
 }
 
 // Environment variable names.
@@ -39,6 +46,9 @@ const (
 	EnvLogLevel    = "LOG_LEVEL"
 	EnvDynamoDB    = "DYNAMODB_ENDPOINT"
 	EnvSQS         = "SQS_ENDPOINT"
+	EnvS3          = "S3_ENDPOINT"
+	EnvMoviesBkt   = "MOVIES_BUCKET"
+	EnvMaxUpload   = "MOVIE_MAX_BYTES"
 )
 
 // FromEnv reads the configuration from getenv (os.Getenv in production).
@@ -56,6 +66,15 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 		LeaseDuration:    domain.DefaultLeaseDuration,
 		DynamoDBEndpoint: getenv(EnvDynamoDB),
 		SQSEndpoint:      getenv(EnvSQS),
+		S3Endpoint:       getenv(EnvS3),
+		MoviesBucket:     getenv(EnvMoviesBkt),
+	}
+	if v := getenv(EnvMaxUpload); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 5<<40 {
+			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 1 to 5 TiB", EnvMaxUpload, v)
+		}
+		c.MaxUploadBytes = n
 	}
 	if v := getenv(EnvLeaseSecs); v != "" {
 		n, err := strconv.Atoi(v)

@@ -43,6 +43,19 @@ type Config struct {
 	Logger *slog.Logger
 	// NewID mints lease and job IDs; token.New when nil.
 	NewID func() string
+
+	// The movie files (uploads.go). Without Files and Catalog, POST
+	// /movies, DELETE /movies/{id} and the frame images answer 500 (and log
+	// why); TraceFrames is optional (then DELETE leaves traced frames).
+	Files       MovieFiles
+	Catalog     MovieCatalog
+	TraceFrames TraceFramesDeleter
+	// MaxUploadBytes is the largest file POST /movies accepts
+	// (MOVIE_MAX_BYTES; default DefaultMaxUploadBytes); UploadExpiry how
+	// long its presigned PUT is valid, and after which a movie whose upload
+	// never arrived expires (default DefaultUploadExpiry).
+	MaxUploadBytes int64
+	UploadExpiry   time.Duration
 }
 
 // Handler is the browser API.
@@ -73,6 +86,20 @@ func New(c Config) (*Handler, error) {
 		return nil, errors.New("httpapi: no logger")
 	case c.LeaseDuration <= 0:
 		return nil, errors.New("httpapi: lease duration must be positive")
+	case c.MaxUploadBytes < 0 || c.UploadExpiry < 0:
+		return nil, errors.New("httpapi: upload limits must not be negative")
+	}
+	if c.Files == nil {
+		c.Files = unconfigured{}
+	}
+	if c.Catalog == nil {
+		c.Catalog = unconfigured{}
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if c.UploadExpiry == 0 {
+		c.UploadExpiry = DefaultUploadExpiry
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -109,7 +136,10 @@ type routeFunc func(w http.ResponseWriter, r *http.Request, c call) error
 
 func (h *Handler) routes() {
 	h.handle("GET /movies", identityRequired, h.listMovies)
+	h.handle("POST /movies", identityRequired, h.createMovie)
 	h.handle("GET /movies/{id}", identityRequired, h.getMovie)
+	h.handle("DELETE /movies/{id}", identityRequired, h.deleteMovie)
+	h.handle("GET /movies/{id}/frames/{n}/image", identityRequired, h.frameImage)
 	h.handle("POST /movies/{id}/analysis-lease", identityRequired, h.openAnalysis)
 	h.handle("PUT /movies/{id}/analysis-lease", identityRequired, h.heartbeat)
 	h.handle("DELETE /movies/{id}/analysis-lease", identityRequired, h.release)
@@ -271,7 +301,7 @@ func (h *Handler) logRequest(ctx context.Context, method string, st *state, stat
 	level := logLevel(status)
 	if st.internal != nil {
 		level = slog.LevelError
-		attrs = append(attrs, slog.String("error", redactIDs(st.internal.Error())))
+		attrs = append(attrs, slog.String("error", events.RedactIDs(st.internal.Error())))
 	}
 	h.cfg.Logger.LogAttrs(ctx, level, "request", attrs...)
 }

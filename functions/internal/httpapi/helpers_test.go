@@ -25,6 +25,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
@@ -43,6 +44,9 @@ type fixture struct {
 	movies *dynamo.MovieStore
 	frames *dynamo.FrameStore
 	audit  *dynamo.AuditReader
+	// files is a bucket on the S3 emulator (no notification: tests play
+	// the ingest themselves).
+	files *s3store.Store
 }
 
 var (
@@ -55,7 +59,16 @@ func tables(tb testing.TB) *fixture {
 	fixtureOnce.Do(func() {
 		client := testenv.DynamoDB(tb)
 		t := testenv.NewTables(tb, client)
-		shared = &fixture{client: client, tables: t,
+		bucket := strings.ToLower(strings.ReplaceAll(testenv.UniqueName(tb, "httpapi"), "_", "-"))
+		s3client := testenv.S3(tb)
+		if err := s3store.CreateBucket(context.Background(), s3client, bucket, "", ""); err != nil {
+			tb.Fatal(err)
+		}
+		files, err := s3store.New(s3store.Options{Client: s3client, Bucket: bucket})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		shared = &fixture{client: client, tables: t, files: files,
 			movies: dynamo.NewMovieStore(client, t.Movies), frames: dynamo.NewFrameStore(client, t.Frames),
 			audit: dynamo.NewAuditReader(client, t.Audit)}
 	})
@@ -108,6 +121,9 @@ var transports = []transport{
 func serveHTTP(t testing.TB, h http.Handler) roundTrip {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	// The browser sees the API's own redirects (frame images), as the
+	// Lambda transport does.
+	srv.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return func(t testing.TB, req *http.Request, user *domain.User) *http.Response {
 		t.Helper()
 		out := req.Clone(req.Context())
@@ -299,6 +315,7 @@ func newAPIOn(t *testing.T, tr transport, fx *fixture) *api {
 	h, err := httpapi.New(httpapi.Config{
 		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
+		Files: fx.files, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // GET /movies: every movie with its status and live lock.
@@ -19,7 +20,7 @@ func (h *Handler) listMovies(w http.ResponseWriter, r *http.Request, c call) err
 	for _, bad := range malformed {
 		h.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "malformed movie row left out of the list",
 			slog.String("requestId", stateOf(r).requestID), slog.String("movieId", bad.MovieID),
-			slog.String("error", redactIDs(bad.Error())))
+			slog.String("error", events.RedactIDs(bad.Error())))
 	}
 	slices.SortFunc(movies, func(a, b domain.Movie) int {
 		return cmp.Or(cmp.Compare(a.Title, b.Title), cmp.Compare(a.ID, b.ID))

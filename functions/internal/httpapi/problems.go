@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
@@ -161,30 +160,4 @@ func logLevel(status int) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
-}
-
-// redactIDs removes anything shaped like a lease ID from text bound for a
-// log line (an infrastructure error should never hold one; this makes sure).
-func redactIDs(s string) string {
-	var b strings.Builder
-	run := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') {
-			run++
-			continue
-		}
-		b.WriteString(redactRun(s[i-run : i]))
-		run = 0
-		b.WriteByte(c)
-	}
-	b.WriteString(redactRun(s[len(s)-run:]))
-	return b.String()
-}
-
-func redactRun(hex string) string {
-	if len(hex) >= 32 {
-		return "[redacted]"
-	}
-	return hex
 }

@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // Response bodies. They are built from domain values here and nowhere else,
 // so that no lease ID can slip into one by a struct gaining a field.
 
-// TimeFormat is every time in the API: RFC 3339, UTC, milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+// formatTime is every time in the API: events.TimeLayout (RFC 3339, UTC,
+// milliseconds), the same as in the audit table.
+func formatTime(t time.Time) string { return events.FormatTime(t) }
 
 // LockView is a live lease as others may see it: never its ID, never the
 // holder's user ID.
@@ -115,6 +115,48 @@ type MovieDetail struct {
 	CaptureInterval int           `json:"captureInterval"`
 	LastJob         *JobView      `json:"lastJob"`
 	Version         int64         `json:"version"`
+	// Video is what the ingest probed; null until the movie is ready.
+	Video *VideoView `json:"video"`
+	// Upload is the file the movie was created for (absent for movies
+	// seeded without one); IngestFailure says why it cannot be analysed.
+	Upload        *UploadInfoView `json:"upload,omitempty"`
+	IngestFailure string          `json:"ingestFailure,omitempty"`
+}
+
+// VideoView is an ingested movie's video; frame n's image is
+// GET /movies/{id}/frames/{n}/image for 0 <= n < frameCount.
+type VideoView struct {
+	Width           int     `json:"width"`
+	Height          int     `json:"height"`
+	FrameCount      int     `json:"frameCount"`
+	FrameRate       float64 `json:"frameRate"`
+	Codec           string  `json:"codec"`
+	DurationSeconds float64 `json:"durationSeconds"`
+}
+
+// UploadInfoView is the announced file.
+type UploadInfoView struct {
+	FileName    string `json:"fileName"`
+	ContentType string `json:"contentType"`
+	SizeBytes   int64  `json:"sizeBytes"`
+	ExpiresAt   string `json:"expiresAt"`
+}
+
+func videoView(m domain.Movie) *VideoView {
+	if m.Video == nil {
+		return nil
+	}
+	v := m.Video
+	return &VideoView{Width: v.Width, Height: v.Height, FrameCount: m.FrameCount, FrameRate: m.FrameRate,
+		Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+}
+
+func uploadInfo(m domain.Movie) *UploadInfoView {
+	if m.Upload == nil {
+		return nil
+	}
+	u := m.Upload
+	return &UploadInfoView{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: formatTime(u.ExpiresAt)}
 }
 
 func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
@@ -139,6 +181,9 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		Trim:            TrimView{Start: m.Settings.Trim.Start, End: m.Settings.Trim.End},
 		CaptureInterval: m.Settings.CaptureInterval,
 		Version:         m.Version,
+		Video:           videoView(m),
+		Upload:          uploadInfo(m),
+		IngestFailure:   m.IngestFailure,
 	}
 	for i, mk := range m.Settings.Markers {
 		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}

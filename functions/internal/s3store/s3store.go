@@ -151,6 +151,14 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return io.ReadAll(out.Body)
 }
 
+// Delete deletes one object (no error when there is none).
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key}); err != nil && !notFound(err) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
 // DeletePrefix deletes every object whose key starts with prefix (1000 a
 // request) and returns how many it deleted.
 func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
@@ -20,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/retry"
 )
 
 // QueueAPI is the part of the SQS client the handler uses.
@@ -56,8 +56,8 @@ type Options struct {
 	// (default DefaultMaxAttempts).
 	MaxAttempts int
 	// Backoff is the pause before retry n (n >= 1) of entries that failed
-	// for a transient reason (default: capped exponential backoff with full
-	// jitter). Tests pass one that returns 0.
+	// for a transient reason (default: retry.Jittered, the project's one
+	// backoff). Tests pass one that returns 0.
 	Backoff func(n int) time.Duration
 }
 
@@ -82,7 +82,7 @@ func New(opts Options) (*Handler, error) {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
 	if opts.Backoff == nil {
-		opts.Backoff = jittered
+		opts.Backoff = retry.Jittered
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -93,12 +93,6 @@ func New(opts Options) (*Handler, error) {
 // deadlineReserve is the time Handle keeps, before the invocation's
 // deadline, to build and return its response.
 const deadlineReserve = time.Second
-
-// jittered is capped exponential backoff with full jitter: 0-50 ms, 0-100 ms, ...
-func jittered(n int) time.Duration {
-	ceiling := min(50*time.Millisecond<<(n-1), time.Second)
-	return rand.N(ceiling) + time.Millisecond
-}
 
 // A job is one trace-job message, owed by the record that derived it.
 type job struct {

@@ -97,3 +97,35 @@ func (d DirStates) Put(_ context.Context, key string, state []byte) error {
 	}
 	return os.Rename(f.Name(), p)
 }
+
+// ObjectStore is the part of an object store (s3store.Store) ObjectStates
+// uses.
+type ObjectStore interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Put(ctx context.Context, key, contentType string, body []byte) error
+}
+
+// ObjectStates keeps states as objects under Prefix (e.g. "tracker/": the
+// keys are then tracker/<movieId>/<settings>/<frame>). NotFound is the
+// store's error for a missing object.
+type ObjectStates struct {
+	Store    ObjectStore
+	Prefix   string
+	NotFound error
+}
+
+var _ States = ObjectStates{}
+
+// Get implements States.
+func (o ObjectStates) Get(ctx context.Context, key string) ([]byte, error) {
+	data, err := o.Store.Get(ctx, o.Prefix+key)
+	if err != nil && o.NotFound != nil && errors.Is(err, o.NotFound) {
+		return nil, ErrNoState
+	}
+	return data, err
+}
+
+// Put implements States.
+func (o ObjectStates) Put(ctx context.Context, key string, state []byte) error {
+	return o.Store.Put(ctx, o.Prefix+key, "application/octet-stream", state)
+}

@@ -24,7 +24,9 @@ type Source interface {
 type SourceFunc func(ctx context.Context, movie domain.Movie) (string, error)
 
 // Locate calls f.
-func (f SourceFunc) Locate(ctx context.Context, movie domain.Movie) (string, error) { return f(ctx, movie) }
+func (f SourceFunc) Locate(ctx context.Context, movie domain.Movie) (string, error) {
+	return f(ctx, movie)
+}
 
 // States keeps tracker states between the segments of a trace. A state's
 // key names the movie, its tracing settings and the frame, and its content
@@ -231,4 +233,40 @@ func videoFailure(err error) error {
 		return Safe("The movie has no frames.", err)
 	}
 	return err
+}
+
+// EnvTracer chooses the tracer FromEnv builds: "video" (the default when
+// a video source is given) or "synthetic".
+const EnvTracer = "TRACER"
+
+// FromEnv builds the product's tracer: the video tracer on src with states
+// (nil: none kept) when src is set, unless TRACER=synthetic; the synthetic
+// one (SyntheticFromEnv) otherwise. TRACER=video without a source is an
+// error.
+func FromEnv(getenv func(string) string, src Source, states States) (Tracer, error) {
+	synthetic := func() (Tracer, error) {
+		s, err := SyntheticFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	switch getenv(EnvTracer) {
+	case "synthetic":
+		return synthetic()
+	case "", "video":
+		if src == nil {
+			if getenv(EnvTracer) == "video" {
+				return nil, fmt.Errorf("tracer: %s=video needs the movies bucket", EnvTracer)
+			}
+			return synthetic()
+		}
+		v, err := NewVideo(VideoOptions{Source: src, States: states})
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	default:
+		return nil, fmt.Errorf("tracer: %s=%q must be video or synthetic", EnvTracer, getenv(EnvTracer))
+	}
 }

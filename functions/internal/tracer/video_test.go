@@ -180,3 +180,41 @@ func TestVideoTracerBadFiles(t *testing.T) {
 		t.Error("no source accepted")
 	}
 }
+
+func TestFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	src := fixed("/nowhere.mp4")
+	for name, c := range map[string]struct {
+		getenv func(string) string
+		src    tracer.Source
+		want   string // "video", "synthetic" or "error"
+	}{
+		"video by default":       {env(), src, "video"},
+		"synthetic asked":        {env(tracer.EnvTracer, "synthetic"), src, "synthetic"},
+		"no source":              {env(), nil, "synthetic"},
+		"video without a source": {env(tracer.EnvTracer, "video"), nil, "error"},
+		"unknown":                {env(tracer.EnvTracer, "magic"), src, "error"},
+		"bad synthetic setting":  {env(tracer.EnvTracer, "synthetic", tracer.EnvFrameDelay, "soon"), src, "error"},
+	} {
+		tr, err := tracer.FromEnv(c.getenv, c.src, nil)
+		got := "error"
+		switch tr.(type) {
+		case *tracer.Video:
+			got = "video"
+		case *tracer.Synthetic:
+			got = "synthetic"
+		}
+		if got != c.want || (got == "error") != (err != nil) {
+			t.Errorf("%s: %T %v, want %s", name, tr, err, c.want)
+		}
+	}
+}

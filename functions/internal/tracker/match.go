@@ -64,7 +64,9 @@ func prepare(t []float32, dst *prepared) {
 type searcher struct {
 	region  []float32 // the frame around the search window, edge-clamped
 	sum, sq []float64 // integral images of region and region^2
-	scores  []float64 // ZNCC per candidate, with a ring around the window
+	side    int       // region side
+	ts      int       // template side
+	off     int       // region offset of the window's center candidate
 }
 
 // match is the best position of a search.
@@ -74,17 +76,69 @@ type match struct {
 	edge  bool    // the best whole-pixel position is on the window's edge
 }
 
+// coarseStride is the candidate spacing of the first pass of a search
+// wider than coarseFrom: every other pixel, then every pixel around the
+// best. A textured template's ZNCC peak is a few pixels wide, so the
+// coarse pass still lands next to it, at a quarter of the cost.
+const (
+	coarseStride = 2
+	coarseFrom   = 6
+)
+
 // search finds tpl (template radius r) in the frame within ±rad whole
-// pixels of (cx, cy): ZNCC at each position, the best one refined by a
-// 2-D quadratic fit of the 3x3 scores around it.
+// pixels of (cx, cy): ZNCC at each candidate position (coarse then fine
+// when the window is wide), the best one refined by a 2-D quadratic fit of
+// the 3x3 scores around it.
 func (s *searcher) search(im image, tpl *prepared, r, cx, cy, rad int) match {
 	if tpl.norm < 1e-6 {
 		return match{x: float64(cx), y: float64(cy)}
 	}
+	s.load(im, r, cx, cy, rad+coarseStride+1)
+	stride := 1
+	if rad > coarseFrom {
+		stride = coarseStride
+	}
+	bx, by, best := 0, 0, math.Inf(-1)
+	for dy := -rad; dy <= rad; dy += stride {
+		for dx := -rad; dx <= rad; dx += stride {
+			if v := s.score(tpl, dx, dy); v > best {
+				bx, by, best = dx, dy, v
+			}
+		}
+	}
+	if stride > 1 {
+		cbx, cby := bx, by
+		for dy := max(cby-stride+1, -rad); dy <= min(cby+stride-1, rad); dy++ {
+			for dx := max(cbx-stride+1, -rad); dx <= min(cbx+stride-1, rad); dx++ {
+				if v := s.score(tpl, dx, dy); v > best {
+					bx, by, best = dx, dy, v
+				}
+			}
+		}
+	}
+	var n [9]float64
+	for j := -1; j <= 1; j++ {
+		for i := -1; i <= 1; i++ {
+			if i == 0 && j == 0 {
+				n[4] = best
+			} else {
+				n[(j+1)*3+i+1] = s.score(tpl, bx+i, by+j)
+			}
+		}
+	}
+	ox, oy := peak(n[:], 3, 1, 1)
+	return match{
+		x: float64(cx+bx) + ox, y: float64(cy+by) + oy, score: best,
+		edge: bx <= -rad || by <= -rad || bx >= rad || by >= rad,
+	}
+}
+
+// load copies the frame around (cx, cy) for candidates up to ±reach, and
+// builds its integral images.
+func (s *searcher) load(im image, r, cx, cy, reach int) {
 	ts := 2*r + 1
-	cs := 2*rad + 3 // candidates per side: the window plus a ring for the fit
-	side := cs + ts - 1
-	x0, y0 := cx-rad-1-r, cy-rad-1-r // region origin in the frame
+	side := 2*reach + ts
+	x0, y0 := cx-reach-r, cy-reach-r
 	n := side * side
 	if cap(s.region) < n {
 		s.region = make([]float32, n)
@@ -92,6 +146,7 @@ func (s *searcher) search(im image, tpl *prepared, r, cx, cy, rad int) match {
 		s.sq = make([]float64, (side+1)*(side+1))
 	}
 	s.region, s.sum, s.sq = s.region[:n], s.sum[:(side+1)*(side+1)], s.sq[:(side+1)*(side+1)]
+	s.side, s.ts, s.off = side, ts, reach
 	inside := x0 >= 0 && y0 >= 0 && x0+side <= im.w && y0+side <= im.h
 	for i := range side {
 		row := s.region[i*side : (i+1)*side]
@@ -121,50 +176,39 @@ func (s *searcher) search(im image, tpl *prepared, r, cx, cy, rad int) match {
 			s.sq[(i+1)*iw+j+1] = s.sq[i*iw+j+1] + rq
 		}
 	}
-	if cap(s.scores) < cs*cs {
-		s.scores = make([]float64, cs*cs)
-	}
-	s.scores = s.scores[:cs*cs]
+}
+
+// score is the ZNCC of tpl centered dx, dy from the loaded center (within
+// the loaded reach).
+func (s *searcher) score(tpl *prepared, dx, dy int) float64 {
+	ts, side, iw := s.ts, s.side, s.side+1
+	x, y := s.off+dx, s.off+dy // window top-left in the region
+	a, b := y*iw+x, y*iw+x+ts
+	c, d := (y+ts)*iw+x, (y+ts)*iw+x+ts
+	sum := s.sum[d] - s.sum[b] - s.sum[c] + s.sum[a]
+	sq := s.sq[d] - s.sq[b] - s.sq[c] + s.sq[a]
 	area := float64(ts * ts)
+	v := sq - sum*sum/area
+	if v < 1e-6 {
+		return 0
+	}
+	var d0, d1, d2, d3 float32
 	z := tpl.z
-	for cy := range cs {
-		for cx := range cs {
-			// Window top-left (cx, cy) in the region.
-			a, b := cy*iw+cx, cy*iw+cx+ts
-			c, d := (cy+ts)*iw+cx, (cy+ts)*iw+cx+ts
-			sum := s.sum[d] - s.sum[b] - s.sum[c] + s.sum[a]
-			sq := s.sq[d] - s.sq[b] - s.sq[c] + s.sq[a]
-			v := sq - sum*sum/area
-			if v < 1e-6 {
-				s.scores[cy*cs+cx] = 0
-				continue
-			}
-			var dot float32
-			for i := range ts {
-				row := s.region[(cy+i)*side+cx : (cy+i)*side+cx+ts]
-				t := z[i*ts : i*ts+ts]
-				for j, tv := range t {
-					dot += tv * row[j]
-				}
-			}
-			s.scores[cy*cs+cx] = float64(dot) / (tpl.norm * math.Sqrt(v))
+	for i := range ts {
+		row := s.region[(y+i)*side+x : (y+i)*side+x+ts]
+		t := z[i*ts : i*ts+ts]
+		j := 0
+		for ; j+3 < len(t); j += 4 {
+			d0 += t[j] * row[j]
+			d1 += t[j+1] * row[j+1]
+			d2 += t[j+2] * row[j+2]
+			d3 += t[j+3] * row[j+3]
+		}
+		for ; j < len(t); j++ {
+			d0 += t[j] * row[j]
 		}
 	}
-	bx, by, best := 1, 1, math.Inf(-1)
-	for y := 1; y < cs-1; y++ {
-		for x := 1; x < cs-1; x++ {
-			if v := s.scores[y*cs+x]; v > best {
-				bx, by, best = x, y, v
-			}
-		}
-	}
-	dx, dy := peak(s.scores, cs, bx, by)
-	return match{
-		x:     float64(cx-rad-1+bx) + dx,
-		y:     float64(cy-rad-1+by) + dy,
-		score: best,
-		edge:  bx == 1 || by == 1 || bx == cs-2 || by == cs-2,
-	}
+	return float64(d0+d1+d2+d3) / (tpl.norm * math.Sqrt(v))
 }
 
 // peak fits f = a + bx + cy + dx^2 + exy + fy^2 to the 3x3 scores around

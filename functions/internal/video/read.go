@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// readAhead is how many decoded frames ReadFrames buffers.
+const readAhead = 3
+
 // ReadOptions choose the frames ReadFrames delivers and their size.
 type ReadOptions struct {
 	// Start and End are the range of frame indexes [Start, End). End 0
@@ -24,8 +27,9 @@ type ReadOptions struct {
 }
 
 // ReadFrames decodes src and calls fn, in order, with each frame of
-// opts' range and step, as 8-bit grayscale. Memory is one frame buffer,
-// reused for every frame (copy Gray to keep it), plus ffmpeg's own process.
+// opts' range and step, as 8-bit grayscale. Memory is three frame buffers
+// (frames decoded ahead while fn runs), reused: Gray is valid only during
+// fn (copy it to keep it). ffmpeg runs in its own process.
 //
 // Frames are chosen by their decode index (ffmpeg's select filter on n,
 // passthrough sync), never by timestamp, so frame N is the N-th decoded
@@ -95,25 +99,49 @@ func ReadFrames(ctx context.Context, src string, opts ReadOptions, fn func(Frame
 		return fmt.Errorf("video: start ffmpeg: %w", err)
 	}
 
-	buf := make([]byte, w*h)
-	n := 0
-	var readErr error
-	for want < 0 || n < want {
-		if _, err := io.ReadFull(stdout, buf); err != nil {
-			if !errors.Is(err, io.EOF) {
-				readErr = err
+	// A reader goroutine decodes ahead into a ring of readAhead buffers
+	// while fn works on the previous frame, so ffmpeg and the caller run
+	// in parallel; memory stays readAhead frames.
+	free := make(chan []byte, readAhead)
+	full := make(chan []byte, readAhead)
+	for range readAhead {
+		free <- make([]byte, w*h)
+	}
+	var readErr error // set by the reader before it closes full
+	go func() {
+		defer close(full)
+		for k := 0; want < 0 || k < want; k++ {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-ctx.Done():
+				return
 			}
-			break
+			if _, err := io.ReadFull(stdout, buf); err != nil {
+				if !errors.Is(err, io.EOF) {
+					readErr = err
+				}
+				return
+			}
+			full <- buf // never blocks: there are only readAhead buffers
 		}
+	}()
+	n := 0
+	for buf := range full {
 		if err := ctx.Err(); err != nil {
 			break
 		}
 		if err := fn(Frame{Index: opts.Start + n*step, Width: w, Height: h, Gray: buf}); err != nil {
 			cancel()
+			for range full {
+			}
 			_ = cmd.Wait()
 			return err
 		}
 		n++
+		free <- buf
+	}
+	for range full { // the reader has stopped (ctx done): let it finish
 	}
 	waitErr := cmd.Wait()
 	if err := ctx.Err(); err != nil {

@@ -61,7 +61,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 
 	signIn(alice, st.URL, "Alice")
 	alice.waitJS("the list shows the movie, free", lockOf+`?.dataset.kind === ""`)
-	alice.shot("01-alice-list")
+	alice.checkAxe("01-alice-list")
 	alice.do("open Analyze", chromedp.Click(analyzeLink))
 	alice.waitJS("Alice holds the lease", banner+`.dataset.mode === 'edit' && !document.querySelector('#start-trace').disabled`)
 	if id := alice.activeID(); id != "movie-title" { // defect 14
@@ -102,7 +102,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if len(m.Markers) != 1 || m.Lock == nil || m.Lock.Kind != domain.LeaseAnalysis || m.Lock.UserName != "Alice" {
 		t.Fatalf("after Alice's edit the API shows markers %v, lock %+v", m.Markers, m.Lock)
 	}
-	alice.shot("02-alice-editing")
+	alice.checkAxe("02-alice-editing")
 
 	// Bob sees Alice's lock in the list, then a view-only Analyze naming her,
 	// when she started, when she was last active and when the lock lapses.
@@ -152,7 +152,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if refused != "409 lease_held" {
 		t.Fatalf("Bob's direct marker write got %q, want 409 lease_held", refused)
 	}
-	bob.shot("04-bob-view-only")
+	bob.checkAxe("04-bob-view-only")
 
 	// Defect 3: Alice types a capture interval and does not save it; Start
 	// trace traces with what her screen shows.
@@ -173,7 +173,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if got := alice.str(`document.querySelector('#progress-bar').getAttribute('aria-label')`); got == "" { // defect 14
 		t.Error("the progress bar has no accessible name")
 	}
-	alice.shot("05-alice-tracing")
+	alice.checkAxe("05-alice-tracing")
 	bob.waitJS("Bob sees progress", progress)
 	bob.waitJS("Bob's banner names the trace's starter", banner+`.textContent.includes('View only: Alice started a trace at')`)
 	bob.waitJS("Bob's downloads say they are partial", holds+` === 'partial'`) // defect 9
@@ -220,7 +220,8 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	alice.do("show the last traced frame", chromedp.SetValue(chromedp.ID("frame-slider"), fmt.Sprint(frameCount-2)),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
 	alice.shot("08-alice-results")
-	bob.shot("09-bob-results")
+	bob.do("open the results table", chromedp.Click(chromedp.CSS("#results-details summary")))
+	bob.checkAxe("09-bob-results-and-history")
 
 	bob.do("download CSV", chromedp.Click(chromedp.ID("download-csv")))
 	rows, err := csv.NewReader(strings.NewReader(string(bob.waitFile(movieID + "-frames.csv")))).ReadAll()
@@ -299,7 +300,7 @@ func bobFailedTrace(t *testing.T, bob *tab) {
 	bob.waitJS("the history shows the failure", `[...document.querySelectorAll('[data-testid="history-item"][data-type="failed"]')]
 		.some(e => e.textContent.includes(' after saving `+fmt.Sprintf("%d frames (frames 0 to %d). Reason: The tracer failed at frame %d", n, last, failFrame)+`'))`)
 	bob.noInternalWords("after a failed trace")
-	bob.shot("13-bob-failed-trace")
+	bob.checkAxe("13-bob-failed-trace")
 	bob.do("back to the list", chromedp.Click(chromedp.ID("back")))
 	bob.waitJS("the list says what the failed trace saved", `document.querySelector('[data-testid="progress-`+failingID+`"]').textContent.startsWith('Stopped: '+`+fmt.Sprint(n)+`+' of ')`)
 }

@@ -36,7 +36,7 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	if !eval[bool](phone, fits) {
 		t.Errorf("the list is %v px wide on a 390 px screen", phone.num(`document.documentElement.scrollWidth`))
 	}
-	phone.shot("01-phone-list")
+	phone.checkAxe("01-phone-list")
 
 	// Keyboard only: focus the movie's link and press Enter.
 	phone.do("focus the Analyze link and press Enter", chromedp.Focus(chromedp.CSS(`[data-testid="analyze-`+movieID+`"]`)), chromedp.KeyEvent(kb.Enter))
@@ -87,7 +87,7 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	if m := getMovie(t, st, movieID); m.Trim.Start != 4 {
 		t.Errorf("saved trim %+v, want it to start at 4", m.Trim)
 	}
-	phone.shot("03-phone-message")
+	phone.checkAxe("03-phone-message")
 	phone.waitJS("the message clears itself", `document.querySelector('#message').textContent === ''`)
 
 	// Defect 14: the focus ring and control borders have 3:1 contrast.
@@ -107,7 +107,7 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	if got := desk.str(banner + `.textContent`); !strings.HasPrefix(got, "You are editing this movie in another tab or window (since") {
 		t.Errorf("Carol's second window says %q", got)
 	}
-	desk.shot("04-desktop-other-tab")
+	desk.checkAxe("04-desktop-other-tab")
 
 	// Defect 4: an unknown movie is a not-found page, not the last movie.
 	phone.do("go to an unknown movie", chromedp.Navigate(st.URL+"#/movies/no-such-movie"))
@@ -116,7 +116,13 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	if n := eval[int](phone, `[...document.querySelectorAll('#analyze-view button, #analyze-view input')].filter(e => e.offsetParent !== null).length`); n != 0 {
 		t.Errorf("%d Analyze controls are visible on the not-found page", n)
 	}
-	phone.shot("05-phone-not-found")
+	phone.checkAxe("05-phone-not-found")
+	// The check can fail: an unlabelled field is reported.
+	eval[bool](phone, `(document.querySelector('main').append(Object.assign(document.createElement('input'), {id: 'axe-probe'})), true)`)
+	if vs := phone.axeRun("probe"); len(vs) == 0 || vs[0].ID != "label" {
+		t.Errorf("axe-core did not report an unlabelled field: %+v", vs)
+	}
+	eval[bool](phone, `(document.getElementById('axe-probe').remove(), true)`)
 	phone.do("go to an unknown page", chromedp.Navigate(st.URL+"#/nowhere"))
 	phone.waitJS("the not-found page shows", `!document.querySelector('#not-found').hidden`)
 	phone.noInternalWords("the not-found page")

@@ -38,10 +38,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/ingest"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
@@ -53,6 +56,9 @@ import (
 type Options struct {
 	DynamoDBEndpoint string // e.g. http://127.0.0.1:8000
 	SQSEndpoint      string
+	// S3Endpoint is the S3 emulator (default SQSEndpoint: fauxqs serves
+	// both); the movies bucket lives there (movies.go).
+	S3Endpoint string
 
 	// Addr is where the HTTP server listens; it must be a loopback address.
 	// Default 127.0.0.1:0 (a free port).
@@ -80,6 +86,9 @@ type Options struct {
 	// Movies are seeded if absent (default SampleMovies); seeding an
 	// existing movie is a no-op, so a restart keeps what was there.
 	Movies []domain.Movie
+	// MaxUploadBytes is the largest movie file POST /movies accepts
+	// (default httpapi.DefaultMaxUploadBytes).
+	MaxUploadBytes int64
 	// NoSeed seeds nothing.
 	NoSeed bool
 	// VisibilityTimeout of the trace queue (default 2 min): a message whose
@@ -134,6 +143,11 @@ type Stack struct {
 	Streams  *dynamodbstreams.Client
 	SQS      *sqs.Client
 	Movies   *dynamo.MovieStore
+	// The movies bucket, its upload queue and the ingest (movies.go).
+	S3             *s3.Client
+	Files          *s3store.Store
+	UploadQueueURL string
+	Ingest         *ingest.Handler
 	// Lease is the lease duration the API grants.
 	Lease time.Duration
 	// OIDC is the local OpenID Connect provider (nil without SignIn).
@@ -265,6 +279,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			return nil, fmt.Errorf("stack: %w", err)
 		}
 	}
+	ingestPoller, err := s.startMovieStorage(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("stack: movie storage: %w", err)
+	}
 	streamARN, err := streamproc.StreamARN(ctx, s.DynamoDB, s.Tables.Movies)
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
@@ -309,6 +327,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		Log: opts.Log.With(slog.String("component", "stream-poller")), BatchSize: opts.StreamBatchSize, MaxRetries: opts.StreamMaxRetries,
 	}
 	s.pollers.Go(func() { sp.Run(pollCtx, invokeCtx) })
+	s.pollers.Go(func() { ingestPoller.Run(pollCtx, invokeCtx) })
 	for i := range opts.QueueConcurrency {
 		qp := &QueuePoller{
 			Client: s.SQS, QueueURL: queueURL, QueueARN: queueARN, Region: Region,

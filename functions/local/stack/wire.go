@@ -15,7 +15,6 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
-	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
@@ -54,14 +53,15 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	api, err := httpapi.New(httpapi.Config{
 		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
 		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
+		Files: s.Files, Catalog: s.Movies, TraceFrames: frames, MaxUploadBytes: opts.MaxUploadBytes,
 	})
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)
 	}
-	sp, err := streamproc.New(streamproc.Options{
-		Queue: s.SQS, Audit: s.DynamoDB, QueueURL: s.QueueURL, AuditTable: s.Tables.Audit,
-		PoisonQueueURL: s.PoisonQueueURL, Log: opts.Log.With("component", "streamprocessor"),
-	})
+	// The Lambda mains' wiring, on the stack's tables and queues.
+	cfg := config.Config{Tables: s.Tables, QueueURL: s.QueueURL, PoisonQueueURL: s.PoisonQueueURL, LeaseDuration: opts.LeaseDuration}
+	clients := awsclients.Clients{DynamoDB: s.DynamoDB, Streams: s.Streams, SQS: s.SQS}
+	sp, err := wiring.StreamProcessor(cfg, clients, opts.Log.With("component", "streamprocessor"))
 	if err != nil {
 		return parts{}, fmt.Errorf("stream processor: %w", err)
 	}
@@ -70,22 +70,20 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if tr == nil {
 		tr = syntheticTracer(opts.FrameDelay, opts.FailAt)
 	}
-	// The Lambda main's wiring. Progress is published with each lease
-	// renewal; locally renew often, so that the page's progress moves
-	// smoothly.
-	w, err := wiring.Worker(config.Config{Tables: s.Tables, QueueURL: s.QueueURL, LeaseDuration: opts.LeaseDuration},
-		awsclients.Clients{DynamoDB: s.DynamoDB, SQS: s.SQS}, tr, opts.Log.With("component", "worker"), os.Getenv,
+	// Progress is published with each lease renewal; locally renew often,
+	// so that the page's progress moves smoothly. Lambda's 5 minutes leave
+	// the stop margin and start reserve at their defaults (10 s, 30 s); a
+	// short local invocation scales them, so that each one still traces.
+	w, err := wiring.Worker(cfg, clients, tr, opts.Log.With("component", "worker"), os.Getenv,
 		func(o *worker.Options) {
 			o.RenewEvery = opts.ProgressEvery
-			// Lambda's 5 minutes leave the defaults (10 s, 30 s); a short
-			// local invocation scales them, so that each one still traces.
 			o.StopMargin = min(worker.DefaultStopMargin, opts.WorkerInvocation/3)
 			o.StartReserve = min(worker.DefaultStartReserve, opts.WorkerInvocation/2)
 		})
 	if err != nil {
 		return parts{}, err
 	}
-	sw, err := wiring.Sweeper(config.Config{Tables: s.Tables}, awsclients.Clients{DynamoDB: s.DynamoDB}, opts.Log.With("component", "sweeper"))
+	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"))
 	if err != nil {
 		return parts{}, err
 	}

@@ -36,7 +36,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
-	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
@@ -94,10 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// With POISON_QUEUE_URL unset (the usual case for an operator), an
 	// undecodable record stops the replay and is reported; with it set, it
 	// is set aside there as the Lambda does.
-	h, err := streamproc.New(streamproc.Options{
-		Queue: clients.SQS, Audit: clients.DynamoDB, QueueURL: cfg.QueueURL, AuditTable: cfg.Tables.Audit,
-		PoisonQueueURL: cfg.PoisonQueueURL, Log: logging.New(stderr, cfg.LogLevel),
-	})
+	h, err := wiring.StreamProcessor(cfg, clients, logging.New(stderr, cfg.LogLevel))
 	if err != nil {
 		fmt.Fprintln(stderr, "replay:", err)
 		return 1

@@ -9,6 +9,9 @@
 //     ({"Records":[{"eventSource":"aws:s3","eventName":"ObjectCreated:Put",
 //     "s3":{"bucket":{...},"object":{"key":<URL-encoded>,"size",...}}}]})
 //     on the configured queue, as S3 does. Configuring sends s3:TestEvent.
+//   - Conditional writes: a PUT with If-None-Match: * onto an existing
+//     object is refused with 412; object tagging requests (?tagging) are
+//     accepted and ignored instead of acting on the object itself.
 //   - Larger uploads: fauxqs parses every body through one 11 MiB limit;
 //     video/* and application/octet-stream bodies get FAUXQS_S3_MAX_BYTES
 //     (default 2 GiB + 1 MiB; objects live in memory).
@@ -145,6 +148,29 @@ s3Store.completeMultipartUpload = (uploadId, ...rest) => {
     if (key !== undefined) multipartDone.delete(key);
   }
 };
+
+// Object tagging (accepted and ignored: there is no lifecycle to apply it)
+// and conditional writes (If-None-Match: * refuses to replace an object).
+// Without this, DELETE /b/k?tagging would delete the object itself.
+app.addHook("preHandler", async (request, reply) => {
+  const q = request.query ?? {};
+  if (request.routeOptions?.url !== "/:bucket/*" || (request.params["*"] ?? "") === "") return;
+  const objects = s3Store.buckets.get(request.params.bucket);
+  if ("tagging" in q) {
+    if (request.method === "GET") {
+      reply.status(200).header("content-type", "application/xml")
+        .send(`<?xml version="1.0" encoding="UTF-8"?><Tagging><TagSet></TagSet></Tagging>`);
+    } else {
+      reply.status(request.method === "DELETE" ? 204 : 200).send();
+    }
+    return reply;
+  }
+  if (request.method === "PUT" && request.headers["if-none-match"] === "*" && objects?.has(request.params["*"]) && !("partNumber" in q)) {
+    reply.status(412).header("content-type", "application/xml")
+      .send(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`);
+    return reply;
+  }
+});
 
 app.addHook("preHandler", async (request, reply) => {
   const q = request.query ?? {};

@@ -42,7 +42,6 @@ type target struct {
 	ax, ay         float64   // amplitudes
 	wx, wy         float64   // angular frequency per frame
 	phx, phy       float64
-	vx             float64 // linear drift per frame (for the occlusion pass)
 	spin           float64 // rotation per frame (radians)
 	x0, y0, angle0 float64
 }
@@ -97,16 +96,17 @@ func New(condition string, w, h, frames int) (*Scene, error) {
 		s.noise, s.drift = 6, true
 		s.Description = "3 targets rotating 1.7, 3.4 and 5.2 deg/frame, Gaussian noise sigma 6, brightness gain 0.7-1.3 and offset ±20 drifting"
 	case "occlusion":
-		// One target crosses behind an opaque bar at 4 px per frame; the
-		// other two move freely.
-		a := target{cx: fw * 0.2, cy: fh * 0.5, vx: 4}
+		// One target swings left and right across an opaque bar in the
+		// middle (4 px per frame as it passes behind it, every 150 frames);
+		// the other two move freely above and below.
+		amp := fw * 0.3
+		a := target{cx: fw * 0.5, cy: fh * 0.5, ax: amp, wx: 4 / amp, phx: -math.Pi / 2}
 		s.targets = []target{a, slow(1), slow(2)}
 		s.targets[1].cy, s.targets[2].cy = fh*0.2, fh*0.8
 		s.targets[1].ay, s.targets[2].ay = fh*0.05, fh*0.05
-		bx := fw*0.2 + 4*float64(frames)/2
-		s.occ = &rect{x0: bx - 22, y0: fh*0.5 - 40, x1: bx + 22, y1: fh*0.5 + 40}
+		s.occ = &rect{x0: fw*0.5 - 22, y0: fh*0.5 - 40, x1: fw*0.5 + 22, y1: fh*0.5 + 40}
 		s.occTex = texture(rand.New(rand.NewPCG(5, 6)), texSide, texSide, 1)
-		s.Description = "1 target crossing behind a 44 px opaque bar at 4 px/frame (over half hidden for ~11 frames, wholly for 3), 2 free"
+		s.Description = "1 target swinging across a 44 px opaque bar (4 px/frame behind it, over half hidden for ~11 frames, wholly for ~3, at frames 75, 225, ...), 2 free"
 	default:
 		return nil, fmt.Errorf("groundtruth: unknown condition %q", condition)
 	}
@@ -119,7 +119,7 @@ func New(condition string, w, h, frames int) (*Scene, error) {
 }
 
 func (t target) pos(f float64) (float64, float64) {
-	x := t.cx + t.ax*math.Sin(t.wx*f+t.phx) + t.vx*f
+	x := t.cx + t.ax*math.Sin(t.wx*f+t.phx)
 	y := t.cy + t.ay*math.Sin(t.wy*f+t.phy)
 	return x, y
 }

@@ -1,0 +1,48 @@
+// Command ingest is the Lambda function behind the movies bucket's upload
+// queue: S3 object-created events (SQS messages wrapping events.S3Event)
+// become ready or ingest_failed movies (see functions/internal/ingest).
+// ffmpeg and ffprobe come from the layer (FFMPEG, FFPROBE).
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/ingest"
+	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+)
+
+func main() {
+	h, log, err := build(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("init", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+func build(ctx context.Context, getenv func(string) string) (*ingest.Handler, *slog.Logger, error) {
+	log := logging.New(os.Stdout, slog.LevelInfo)
+	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvMoviesBkt)
+	if err != nil {
+		return nil, log, err
+	}
+	log = logging.New(os.Stdout, cfg.LogLevel)
+	clients, err := awsclients.New(ctx, cfg)
+	if err != nil {
+		return nil, log, err
+	}
+	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})
+	if err != nil {
+		return nil, log, err
+	}
+	h, err := ingest.New(ingest.Options{Movies: dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies), Files: files, Log: log})
+	return h, log, err
+}

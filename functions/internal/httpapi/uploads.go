@@ -1,0 +1,199 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/movietrace/tracinglocks/domain"
+)
+
+// MovieFiles is the movies bucket as the API uses it (s3store.MovieFiles
+// implements it): presigned uploads, frame image URLs, deletion.
+type MovieFiles interface {
+	// PresignUploadURL returns the PUT that uploads the movie's file
+	// (exactly size bytes of contentType, valid for expires): its URL and
+	// the headers the client must send.
+	PresignUploadURL(ctx context.Context, movieID, contentType string, size int64, expires time.Duration) (url string, headers map[string]string, err error)
+	// FrameImageURL returns a URL of frame n's image, valid for expires.
+	FrameImageURL(ctx context.Context, movieID string, n int, expires time.Duration) (string, error)
+	// DeleteFiles deletes the uploaded file and every frame image.
+	DeleteFiles(ctx context.Context, movieID string) error
+}
+
+// MovieCatalog creates and deletes movie rows (dynamo.MovieStore
+// implements it): a conditional put of a new movie, a conditional delete
+// under a guard.
+type MovieCatalog interface {
+	Create(ctx context.Context, m domain.Movie) error
+	Delete(ctx context.Context, movieID string, g domain.Guard) (domain.Movie, error)
+}
+
+// TraceFramesDeleter deletes a movie's traced frames (dynamo.FrameStore).
+type TraceFramesDeleter interface {
+	DeleteAll(ctx context.Context, movieID string) (int, error)
+}
+
+// unconfigured stands in for missing movie files or catalog.
+type unconfigured struct{}
+
+var errUnconfigured = errors.New("httpapi: no movie files or catalog configured")
+
+func (unconfigured) PresignUploadURL(context.Context, string, string, int64, time.Duration) (string, map[string]string, error) {
+	return "", nil, errUnconfigured
+}
+func (unconfigured) FrameImageURL(context.Context, string, int, time.Duration) (string, error) {
+	return "", errUnconfigured
+}
+func (unconfigured) DeleteFiles(context.Context, string) error  { return errUnconfigured }
+func (unconfigured) Create(context.Context, domain.Movie) error { return errUnconfigured }
+func (unconfigured) Delete(context.Context, string, domain.Guard) (domain.Movie, error) {
+	return domain.Movie{}, errUnconfigured
+}
+
+// Defaults of the upload settings.
+const (
+	DefaultMaxUploadBytes = 2 << 30 // MOVIE_MAX_BYTES
+	DefaultUploadExpiry   = time.Hour
+	// FrameURLExpiry is how long a frame image URL is valid; the redirect
+	// to it may be cached for FrameRedirectMaxAge, well inside that.
+	FrameURLExpiry      = 15 * time.Minute
+	FrameRedirectMaxAge = 10 * time.Minute
+)
+
+// UploadView is the upload part of POST /movies.
+type UploadView struct {
+	Method    string            `json:"method"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers"`
+	ExpiresAt string            `json:"expiresAt"`
+}
+
+// MovieCreated is the 201 of POST /movies.
+type MovieCreated struct {
+	Movie  MovieDetail `json:"movie"`
+	Upload UploadView  `json:"upload"`
+}
+
+// POST /movies {title, fileName, contentType, sizeBytes}: a new movie
+// awaiting its upload, and the presigned PUT that uploads it. Creating is
+// the domain's CreateMovie, stored by a conditional put.
+func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) error {
+	body, err := readBody(w, r, true)
+	if err != nil {
+		return err
+	}
+	req, err := decodeCreateMovie(body)
+	if err != nil {
+		return err
+	}
+	cmd := domain.CreateMovie{
+		ID: newMovieID(h.cfg.NewID()), Title: req.Title, MaxBytes: h.cfg.MaxUploadBytes, Now: c.now,
+		Upload: domain.Upload{FileName: req.FileName, ContentType: req.ContentType, SizeBytes: req.SizeBytes,
+			ExpiresAt: c.now.Add(h.cfg.UploadExpiry)},
+	}
+	if err := cmd.Validate(); err != nil {
+		return err
+	}
+	url, headers, err := h.cfg.Files.PresignUploadURL(r.Context(), cmd.ID, req.ContentType, req.SizeBytes, h.cfg.UploadExpiry)
+	if err != nil {
+		return err
+	}
+	m := cmd.Movie()
+	if err := h.cfg.Catalog.Create(r.Context(), m); err != nil {
+		return err
+	}
+	stateOf(r).movieID = m.ID
+	w.Header().Set("Location", "/movies/"+m.ID)
+	return writeJSON(w, http.StatusCreated, MovieCreated{
+		Movie:  detail(m, c.now, c.user),
+		Upload: UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(cmd.Upload.ExpiresAt)},
+	})
+}
+
+// DELETE /movies/{id}: the row (one conditional delete: no live lease, else
+// 409 with the holder), then the file, the frame images and the traced
+// frames. A failure after the row is gone is a 500; what is left is
+// unreachable (and an upload still tagged pending expires by itself).
+func (h *Handler) deleteMovie(w http.ResponseWriter, r *http.Request, c call) error {
+	if _, err := h.cfg.Catalog.Delete(r.Context(), c.movieID, domain.DeleteMovie{Now: c.now}); err != nil {
+		return err
+	}
+	if err := h.cfg.Files.DeleteFiles(r.Context(), c.movieID); err != nil {
+		return err
+	}
+	if h.cfg.TraceFrames != nil {
+		if _, err := h.cfg.TraceFrames.DeleteAll(r.Context(), c.movieID); err != nil {
+			return err
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// GET /movies/{id}/frames/{n}/image: 302 to the image of frame n (a
+// presigned URL), the exact frame the tracer reads. The redirect may be
+// cached privately, so stepping back and forth reuses the image.
+func (h *Handler) frameImage(w http.ResponseWriter, r *http.Request, c call) error {
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 0 || n >= domain.MaxFrameCount || strconv.Itoa(n) != r.PathValue("n") {
+		return &domain.Error{Code: domain.CodeNotFound, Field: "n", Message: "frame numbers are integers from 0"}
+	}
+	m, err := h.cfg.Movies.Get(r.Context(), c.movieID)
+	if err != nil {
+		return err
+	}
+	if m.Video == nil {
+		return &domain.Error{Code: domain.CodeNotFound, Message: "the movie has no frame images (status " + string(m.Status) + ")"}
+	}
+	if n >= m.FrameCount {
+		return &domain.Error{Code: domain.CodeNotFound, Field: "n", Message: "the movie has frames 0 to " + strconv.Itoa(m.FrameCount-1)}
+	}
+	url, err := h.cfg.Files.FrameImageURL(r.Context(), c.movieID, n, FrameURLExpiry)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(FrameRedirectMaxAge/time.Second)))
+	w.Header().Set("Location", url)
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
+// newMovieID is "mv-" and up to 20 characters of a fresh random ID.
+func newMovieID(id string) string {
+	if len(id) > 20 {
+		id = id[:20]
+	}
+	return "mv-" + id
+}
+
+// createRequest is the body of POST /movies.
+type createRequest struct {
+	Title, FileName, ContentType string
+	SizeBytes                    int64
+}
+
+// decodeCreateMovie decodes {title, fileName, contentType, sizeBytes}
+// strictly; the values themselves are the domain's to judge.
+func decodeCreateMovie(data []byte) (createRequest, error) {
+	var req createRequest
+	var size int
+	var titleSet, nameSet, typeSet, sizeSet bool
+	err := decodeObject(data, "", map[string]fieldFunc{
+		"title":       stringField(&req.Title, &titleSet),
+		"fileName":    stringField(&req.FileName, &nameSet),
+		"contentType": stringField(&req.ContentType, &typeSet),
+		"sizeBytes":   intField(&size, &sizeSet),
+	})
+	if err == nil {
+		err = firstErr(required("title", titleSet), required("fileName", nameSet),
+			required("contentType", typeSet), required("sizeBytes", sizeSet))
+	}
+	if err != nil {
+		return createRequest{}, err
+	}
+	req.SizeBytes = int64(size)
+	return req, nil
+}

@@ -1,0 +1,206 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+)
+
+// testMaxUpload is the size limit of the API under test.
+const testMaxUpload = 10 << 20
+
+func createBody(title, fileName, contentType string, size int64) map[string]any {
+	return map[string]any{"title": title, "fileName": fileName, "contentType": contentType, "sizeBytes": size}
+}
+
+// The movie lifecycle through the API, both transports: create (201 with a
+// presigned PUT), upload through it, not analysable before the ingest, the
+// ingest's conditional write (played here with the domain command), the
+// frame image redirect, delete refused under a live lease, then delete.
+func TestCreateUploadViewDelete(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			a := newAPI(t, tr)
+			alice := a.alice()
+			file := bytes.Repeat([]byte("movie"), 1000)
+			r := alice.do("POST", "/movies", createBody("Zebrafish 🐟 — Larve", "larva 1.mp4", "video/mp4", int64(len(file)))).want(http.StatusCreated)
+			var created httpapi.MovieCreated
+			r.decode(&created)
+			id := created.Movie.ID
+			if !domain.ValidMovieID(id) || r.header.Get("Location") != "/movies/"+id {
+				t.Fatalf("id %q location %q", id, r.header.Get("Location"))
+			}
+			m := created.Movie
+			if m.Status != domain.StatusAwaitingUpload || m.Video != nil || m.Title != "Zebrafish 🐟 — Larve" || m.Upload == nil ||
+				m.Upload.FileName != "larva 1.mp4" || m.Upload.SizeBytes != int64(len(file)) || m.Lock != nil {
+				t.Fatalf("created: %+v", m)
+			}
+			up := created.Upload
+			if up.Method != "PUT" || !strings.Contains(up.URL, "X-Amz-Signature=") || up.Headers["Content-Type"] != "video/mp4" ||
+				up.ExpiresAt != m.Upload.ExpiresAt {
+				t.Fatalf("upload: %+v", up)
+			}
+			// The browser's PUT, straight to S3.
+			req, _ := http.NewRequest(up.Method, up.URL, bytes.NewReader(file))
+			for k, v := range up.Headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("PUT to S3: %d", resp.StatusCode)
+			}
+			if obj, err := a.fx.files.Head(context.Background(), s3store.UploadKey(id)); err != nil || obj.Size != int64(len(file)) {
+				t.Fatalf("stored upload: %+v %v", obj, err)
+			}
+
+			alice.open(id).problem(http.StatusConflict, domain.CodeMovieNotReady)
+			alice.do("GET", "/movies/"+id+"/frames/0/image", nil).problem(http.StatusNotFound, domain.CodeNotFound)
+
+			// The ingest: the frame image and the conditional write.
+			var img bytes.Buffer
+			if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 4, 3))); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.fx.files.Put(context.Background(), s3store.FrameKey(id, 1), "image/png", img.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.fx.movies.Commit(context.Background(), id, domain.CompleteIngest{FrameCount: 2, FrameRate: 25, Now: t0,
+				Video: domain.Video{Width: 4, Height: 3, Codec: "h264", DurationSeconds: 0.08}}); err != nil {
+				t.Fatal(err)
+			}
+			d := alice.get(id).want(http.StatusOK).detail()
+			if d.Status != domain.StatusReady || d.Video == nil || *d.Video != (httpapi.VideoView{Width: 4, Height: 3, FrameCount: 2,
+				FrameRate: 25, Codec: "h264", DurationSeconds: 0.08}) || d.Trim != (httpapi.TrimView{Start: 0, End: 2}) {
+				t.Fatalf("ready: %+v video %+v", d, d.Video)
+			}
+
+			r = alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound)
+			loc := r.header.Get("Location")
+			if !strings.Contains(r.header.Get("Cache-Control"), "max-age=600") || !strings.Contains(loc, "X-Amz-Signature=") {
+				t.Fatalf("redirect: %v", r.header)
+			}
+			got, err := http.Get(loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(got.Body)
+			got.Body.Close()
+			if got.StatusCode != http.StatusOK || !bytes.Equal(body, img.Bytes()) {
+				t.Fatalf("frame image: %d, %d bytes", got.StatusCode, len(body))
+			}
+			for _, n := range []string{"2", "-1", "01", "x", "99999999"} {
+				alice.do("GET", "/movies/"+id+"/frames/"+n+"/image", nil).problem(http.StatusNotFound, domain.CodeNotFound)
+			}
+			a.anonymous().do("GET", "/movies/"+id+"/frames/1/image", nil).problem(http.StatusUnauthorized, httpapi.CodeUnauthenticated)
+
+			// Delete: refused while Alice edits, then done.
+			alice.open(id).want(http.StatusCreated)
+			bob := a.bob()
+			p := bob.do("DELETE", "/movies/"+id, nil).problem(http.StatusConflict, domain.CodeLeaseHeld)
+			if p.Holder == nil || !strings.HasPrefix(p.Holder.UserName, "Alice") {
+				t.Fatalf("holder: %+v", p.Holder)
+			}
+			alice.release(id)
+			bob.do("DELETE", "/movies/"+id, nil).want(http.StatusNoContent)
+			bob.get(id).problem(http.StatusNotFound, domain.CodeNotFound)
+			bob.do("DELETE", "/movies/"+id, nil).problem(http.StatusNotFound, domain.CodeNotFound)
+			for _, key := range []string{s3store.UploadKey(id), s3store.FrameKey(id, 1)} {
+				if _, err := a.fx.files.Head(context.Background(), key); err != s3store.ErrNotFound {
+					t.Errorf("%s still there after delete: %v", key, err)
+				}
+			}
+			a.anonymous().do("DELETE", "/movies/"+id, nil).problem(http.StatusUnauthorized, httpapi.CodeUnauthenticated)
+		})
+	}
+}
+
+// Garbage for POST /movies: each gets its problem naming the field, and
+// creates nothing.
+func TestCreateMovieGarbage(t *testing.T) {
+	type bad struct {
+		name   string
+		body   string
+		ct     string
+		status int
+		code   domain.Code
+		field  string
+	}
+	ok := func(title, name, ct string, size int64) string {
+		b, _ := jsonString(createBody(title, name, ct, size))
+		return b
+	}
+	cases := []bad{
+		{"not JSON", `title=x`, "", 400, httpapi.CodeMalformed, "body"},
+		{"array", `[]`, "", 400, httpapi.CodeMalformed, "body"},
+		{"unknown field", `{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":1,"path":"/etc"}`, "", 400, httpapi.CodeMalformed, "path"},
+		{"duplicate field", `{"title":"a","title":"b","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":1}`, "", 400, httpapi.CodeMalformed, "title"},
+		{"size a string", `{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":"1"}`, "", 400, httpapi.CodeMalformed, "sizeBytes"},
+		{"size a fraction", `{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":1.5}`, "", 400, httpapi.CodeMalformed, "sizeBytes"},
+		{"size overflows", `{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":99999999999999999999}`, "", 400, httpapi.CodeMalformed, "sizeBytes"},
+		{"title invalid UTF-8", "{\"title\":\"\xff\",\"fileName\":\"a.mp4\",\"contentType\":\"video/mp4\",\"sizeBytes\":1}", "", 400, httpapi.CodeMalformed, "title"},
+		{"missing title", `{"fileName":"a.mp4","contentType":"video/mp4","sizeBytes":1}`, "", 422, domain.CodeInvalid, "title"},
+		{"not JSON content type", ok("a", "a.mp4", "video/mp4", 1), "text/plain", 415, httpapi.CodeUnsupportedMedia, "Content-Type"},
+		{"too large", ok("a", "a.mp4", "video/mp4", testMaxUpload+1), "", 413, domain.CodeFileTooLarge, "sizeBytes"},
+		{"not a video type", ok("a", "a.pdf", "application/pdf", 10), "", 415, domain.CodeNotVideo, "contentType"},
+		{"image type", ok("a", "a.png", "image/png", 10), "", 415, domain.CodeNotVideo, "contentType"},
+		{"empty file", ok("a", "a.mp4", "video/mp4", 0), "", 422, domain.CodeInvalid, "sizeBytes"},
+		{"negative size", ok("a", "a.mp4", "video/mp4", -5), "", 422, domain.CodeInvalid, "sizeBytes"},
+		{"path in file name", ok("a", "../../etc/passwd", "video/mp4", 10), "", 422, domain.CodeInvalid, "fileName"},
+		{"windows path", ok("a", `..\..\boot.ini`, "video/mp4", 10), "", 422, domain.CodeInvalid, "fileName"},
+		{"control in title", ok("a\u0007b", "a.mp4", "video/mp4", 10), "", 422, domain.CodeInvalid, "title"},
+		{"bidi override in name", ok("a", "clip\u202egpj.exe", "video/mp4", 10), "", 422, domain.CodeInvalid, "fileName"},
+		{"empty title", ok("", "a.mp4", "video/mp4", 10), "", 422, domain.CodeInvalid, "title"},
+		{"long title", ok(strings.Repeat("ü", 101), "a.mp4", "video/mp4", 10), "", 422, domain.CodeInvalid, "title"},
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			a := newAPI(t, tr)
+			b := a.browser("u-carol", "Carol")
+			before := countMovies(t, a)
+			for _, c := range cases {
+				ct := c.ct
+				if ct == "" {
+					ct = "application/json"
+				}
+				p := b.doRaw("POST", "/movies", c.body, header("Content-Type", ct)).problem(c.status, c.code)
+				if p.Field != c.field {
+					t.Errorf("%s: field %q, want %q (%s)", c.name, p.Field, c.field, p.Detail)
+				}
+				if c.code == domain.CodeFileTooLarge && !strings.Contains(p.Detail, "10485760 bytes (10 MiB)") {
+					t.Errorf("413 does not state the limit: %q", p.Detail)
+				}
+			}
+			if after := countMovies(t, a); after != before {
+				t.Fatalf("garbage created %d movies", after-before)
+			}
+		})
+	}
+}
+
+func countMovies(t *testing.T, a *api) int {
+	t.Helper()
+	movies, _, err := a.fx.movies.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(movies)
+}
+
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

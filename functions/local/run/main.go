@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -104,10 +105,15 @@ func run() error {
 		return err
 	}
 	opts := stack.Options{
+<<<<<<< HEAD
 		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, WorkerInvocation: invocation,
+=======
+		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, S3Endpoint: ep.S3,
+>>>>>>> main
 		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
 		SignIn: !*devOnly, DevAuth: devAuth,
 	}
+	opts.SampleDir = filepath.Join(dir, "samples") // the sample clips: generated once, reused
 	st, err := stack.Start(ctx, opts)
 	if err != nil && strings.Contains(err.Error(), "address already in use") && *addr == "127.0.0.1:8080" {
 		say("127.0.0.1:8080 is taken: using a free port instead")

@@ -31,6 +31,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -83,12 +85,17 @@ type Options struct {
 	// on these movies at these frames, to show the failure path. Default:
 	// {FailingMovieID: 60}; an empty non-nil map fails nothing.
 	FailAt map[string]int
-	// Movies are seeded if absent (default SampleMovies); seeding an
-	// existing movie is a no-op, so a restart keeps what was there.
+	// Movies are seeded as rows if absent; by default the sample clips
+	// (samples.go: real movies of SampleMovies' IDs, sizes and markers,
+	// uploaded and ingested). Seeding an existing movie is a no-op, so a
+	// restart keeps what was there.
 	Movies []domain.Movie
 	// MaxUploadBytes is the largest movie file POST /movies accepts
 	// (default httpapi.DefaultMaxUploadBytes).
 	MaxUploadBytes int64
+	// SampleDir caches the generated sample clips (default: a directory
+	// under os.TempDir()).
+	SampleDir string
 	// NoSeed seeds nothing.
 	NoSeed bool
 	// VisibilityTimeout of the trace queue (default 2 min): a message whose
@@ -184,6 +191,9 @@ func (o *Options) defaults() error {
 	if err := loopbackOnly(o.Addr); err != nil {
 		return err
 	}
+	if o.SampleDir == "" {
+		o.SampleDir = filepath.Join(os.TempDir(), "tracinglocks-samples")
+	}
 	if o.Prefix == "" {
 		o.Prefix = "local"
 	}
@@ -270,12 +280,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if s.PoisonQueueURL, _, err = queue(ctx, s.SQS, opts.Prefix+"-stream-poison", map[string]string{"MessageRetentionPeriod": "1209600"}); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	if !opts.NoSeed {
-		movies := opts.Movies
-		if movies == nil {
-			movies = SampleMovies(time.Now())
-		}
-		if err := seed(ctx, s.Movies, movies); err != nil {
+	if !opts.NoSeed && opts.Movies != nil {
+		if err := seed(ctx, s.Movies, opts.Movies); err != nil {
 			return nil, fmt.Errorf("stack: %w", err)
 		}
 	}
@@ -339,6 +345,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s.pollers.Go(func() {
 		runSweeper(pollCtx, parts.sweeper, opts.SweepEvery, opts.Log.With(slog.String("component", "sweeper")))
 	})
+	if !opts.NoSeed && opts.Movies == nil {
+		// Real clips, through the upload path and the ingest (samples.go).
+		if err := s.seedSamples(ctx, opts.SampleDir, 3*time.Minute); err != nil {
+			_ = s.Stop()
+			return nil, fmt.Errorf("stack: sample movies: %w", err)
+		}
+	}
 	opts.Log.Info("local stack started", slog.String("url", s.URL), slog.String("prefix", opts.Prefix),
 		slog.Duration("lease", opts.LeaseDuration), slog.Duration("frameDelay", opts.FrameDelay))
 	return s, nil

@@ -12,6 +12,8 @@
 //   - Conditional writes: a PUT with If-None-Match: * onto an existing
 //     object is refused with 412; object tagging requests (?tagging) are
 //     accepted and ignored instead of acting on the object itself.
+//   - CORS: any Origin is echoed, preflights (OPTIONS) answered, so the
+//     page can PUT uploads and GET frame images from another port.
 //   - Larger uploads: fauxqs parses every body through one 11 MiB limit;
 //     video/* and application/octet-stream bodies get FAUXQS_S3_MAX_BYTES
 //     (default 2 GiB + 1 MiB; objects live in memory).
@@ -52,6 +54,23 @@ const s3Store = new S3Store();
 const app = buildApp({
   logger: { level: process.env.FAUXQS_LOG_LEVEL ?? "warn" },
   stores: { sqsStore, snsStore: new SnsStore(), s3Store },
+});
+
+// --- CORS, as the CDK stack's bucket rule: browsers PUT uploads and GET
+// frame images straight from S3 (the page is on another port) ----------
+app.addHook("onRequest", async (request, reply) => {
+  const origin = request.headers.origin;
+  if (!origin) return;
+  reply.header("access-control-allow-origin", origin);
+  reply.header("vary", "Origin");
+  reply.header("access-control-expose-headers", "ETag");
+  if (request.method === "OPTIONS") {
+    reply.header("access-control-allow-methods", "GET, PUT, HEAD");
+    reply.header("access-control-allow-headers", request.headers["access-control-request-headers"] ?? "content-type");
+    reply.header("access-control-max-age", "3600");
+    reply.status(204).send();
+    return reply;
+  }
 });
 
 // --- Larger S3 bodies -----------------------------------------------------

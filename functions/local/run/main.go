@@ -105,11 +105,7 @@ func run() error {
 		return err
 	}
 	opts := stack.Options{
-<<<<<<< HEAD
-		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, WorkerInvocation: invocation,
-=======
-		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, S3Endpoint: ep.S3,
->>>>>>> main
+		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, S3Endpoint: ep.S3, WorkerInvocation: invocation,
 		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
 		SignIn: !*devOnly, DevAuth: devAuth,
 	}

@@ -127,10 +127,24 @@ build-%: ## Build one function, e.g. make build-worker
 layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into build/ffmpeg-layer
 	$(GO) run ./infra/ffmpeglayer -out build/ffmpeg-layer -cache $(TOOLS)/ffmpeg-layer-npm
 
+# The deployed page: functions/local/web's files plus the sign-in bundle as
+# auth.js, into build/web (the stack's BucketDeployment uploads it).
+.PHONY: web-dist
+web-dist: ## Copy the page and its sign-in bundle into build/web for the stack
+	rm -rf build/web && mkdir -p build/web
+	cp functions/local/web/index.html functions/local/web/*.js functions/local/web/style.css build/web/
+	cp functions/local/webauth/auth.bundle.js build/web/auth.js
+
+# ALARM_EMAIL subscribes to the alarm topic (required outside dev unless
+# cdk.json sets alarms.email): make synth ENV=prod ALARM_EMAIL=oncall@yourdomain
+ALARM_EMAIL ?=
+comma := ,
+CDK_CONTEXT = {"env":"$(ENV)"$(if $(ALARM_EMAIL),$(comma)"alarmEmail":"$(ALARM_EMAIL)")}
+
 .PHONY: synth
-synth: build layer ## Synthesize TracingLocks-$(ENV) into cdk.out/, offline (make synth ENV=prod)
+synth: build layer web-dist ## Synthesize TracingLocks-$(ENV) into cdk.out/, offline (make synth ENV=prod ALARM_EMAIL=...)
 	rm -rf $(CDK_OUT)
-	CDK_OUTDIR=$(CDK_OUT) CDK_CONTEXT_JSON='{"env":"$(ENV)"}' $(GO) run ./infra
+	CDK_OUTDIR=$(CDK_OUT) CDK_CONTEXT_JSON='$(CDK_CONTEXT)' $(GO) run ./infra
 	@echo "synthesized $(CDK_OUT)/TracingLocks-$(ENV).template.json"
 
 .PHONY: deploy
@@ -140,6 +154,29 @@ deploy: synth ## Deploy TracingLocks-$(ENV) (AWS credentials, bootstrapped accou
 .PHONY: diff
 diff: synth ## Show what deploying TracingLocks-$(ENV) would change
 	$(CDK) diff --app $(CDK_OUT) $(CDK_FLAGS) TracingLocks-$(ENV)
+
+# make user ENV=dev EMAIL=a@b NAME='Ada L': an administrator-created user of
+# the stack's user pool (Cognito mails a temporary password; the name is the
+# display name the API trusts, which users cannot change themselves).
+.PHONY: user
+user: ## Create a sign-in user: make user ENV=dev EMAIL=you@yourdomain NAME='Your Name' (AWS CLI, credentials)
+	@test -n "$(EMAIL)" -a -n "$(NAME)" || { echo "make user: EMAIL=... and NAME=... are required"; exit 1; }
+	pool=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
+		--query "Stacks[0].Outputs[?OutputKey=='UserPoolId'].OutputValue" --output text); \
+	test -n "$$pool" -a "$$pool" != None || { echo "make user: no UserPoolId output on TracingLocks-$(ENV)"; exit 1; }; \
+	aws cognito-idp admin-create-user --user-pool-id "$$pool" --username "$(EMAIL)" \
+		--user-attributes Name=email,Value="$(EMAIL)" Name=email_verified,Value=true Name=name,Value="$(NAME)" \
+		--desired-delivery-mediums EMAIL --query 'User.Username' --output text
+
+# The trace DLQ's handling (docs/operations.md, TraceDlqDepthAlarm): move
+# every message back to the trace queue with an SQS message move task.
+# Safe: a job whose lease was replaced is refused by its claim and deleted.
+.PHONY: redrive-trace-dlq
+redrive-trace-dlq: ## Move the trace DLQ's jobs back to the trace queue: make redrive-trace-dlq ENV=dev (AWS CLI)
+	url=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
+		--query "Stacks[0].Outputs[?OutputKey=='TraceDlqUrl'].OutputValue" --output text); \
+	arn=$$(aws sqs get-queue-attributes --queue-url "$$url" --attribute-names QueueArn --query Attributes.QueueArn --output text); \
+	aws sqs start-message-move-task --source-arn "$$arn"
 
 .PHONY: clean
 clean: ## Remove build/ and cdk.out/

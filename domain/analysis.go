@@ -26,6 +26,12 @@ func (c OpenAnalysis) Precondition() []Clause {
 	return []Clause{Analysable(), {If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
 }
 
+// Done: the live lease is this very analysis lease (its first attempt
+// committed and the answer was lost).
+func (c OpenAnalysis) Done() Cond {
+	return And{LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), Cmp(FieldLeaseUserID, OpEq, c.User.ID)}
+}
+
 func (c OpenAnalysis) Update() []Assignment {
 	return changed(c.Now, Set(FieldLease, Lease{
 		Kind: LeaseAnalysis, ID: c.LeaseID, UserID: c.User.ID, UserName: c.User.Name,
@@ -48,7 +54,13 @@ func (c Heartbeat) Validate() error {
 }
 
 func (c Heartbeat) Precondition() []Clause {
-	return []Clause{{If: LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), Else: lostAt(c.Now)}}
+	return []Clause{{If: LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), Else: lostAt(c.Now)}, unchanged(sameRenewal(c.Now, c.Duration))}
+}
+
+// Done: the live lease is the caller's and already renewed by this very
+// heartbeat (same Now and duration: a retried request).
+func (c Heartbeat) Done() Cond {
+	return And{LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), sameRenewal(c.Now, c.Duration)}
 }
 
 func (c Heartbeat) Update() []Assignment { return changed(c.Now, renewed(c.Now, c.Duration)...) }
@@ -74,11 +86,24 @@ func (c Release) Precondition() []Clause {
 
 func (c Release) Update() []Assignment { return changed(c.Now, Remove(FieldLease)) }
 
-// editGuard is the precondition shared by every settings edit: the live lease
-// is the caller's analysis lease. That also rules out editing while tracing,
-// since a movie has one lease at a time.
-func editGuard(leaseID string, now time.Time) Clause {
-	return Clause{If: LeaseIs(LeaseAnalysis, leaseID, now), Else: func(m Movie) error {
+// heldBy is the precondition shared by every settings edit and by a trace
+// start with a lease ID: the live lease is the caller's analysis lease, and
+// (when userID is set) the lease's user is the caller; the lease ID alone is
+// not enough (defence in depth: only the page's release works on the bare
+// capability). That also rules out editing while tracing, since a movie has
+// one lease at a time.
+func heldBy(leaseID, userID string, now time.Time) Cond {
+	held := And{LeaseIs(LeaseAnalysis, leaseID, now)}
+	if userID != "" {
+		held = append(held, Cmp(FieldLeaseUserID, OpEq, userID))
+	}
+	return held
+}
+
+// editGuard refuses an edit whose caller does not hold the lease: blocked by
+// the live lease of someone else, or lease_lost when none is live.
+func editGuard(leaseID, userID string, now time.Time) Clause {
+	return Clause{If: heldBy(leaseID, userID, now), Else: func(m Movie) error {
 		if l := m.LiveLease(now); l != nil {
 			return blockedBy(l)
 		}
@@ -86,9 +111,24 @@ func editGuard(leaseID string, now time.Time) Clause {
 	}}
 }
 
-// EditMarkers replaces the marker list. Precondition: editGuard.
+// unchanged is the last clause of every edit: the edit changes something. An
+// edit that would not (the row already holds these settings) is refused by
+// it and recognised by its Done as a no-op success: nothing is written, so
+// the version and the clean range stay.
+func unchanged(same Cond) Clause {
+	return Clause{If: Not{same}, Else: func(Movie) error {
+		return &Error{Code: CodeInvalid, Message: "the setting already has this value"}
+	}}
+}
+
+// EditMarkers replaces the marker list. Precondition: editGuard, and the
+// list differs from the stored one. Frames traced for other markers are not
+// results for these, so a change resets the clean range (CleanBefore = 0); a
+// no-op edit (the same list) is a success that writes nothing.
 type EditMarkers struct {
 	LeaseID string
+	// UserID, when set, must be the lease's user (the HTTP edge sets it).
+	UserID  string
 	Now     time.Time
 	Markers []Marker
 }
@@ -97,22 +137,34 @@ func (c EditMarkers) Validate() error {
 	return firstError(validateLeaseID("leaseId", c.LeaseID), ValidateMarkers(c.Markers))
 }
 
-func (c EditMarkers) Precondition() []Clause { return []Clause{editGuard(c.LeaseID, c.Now)} }
+func (c EditMarkers) markers() []Marker {
+	if c.Markers == nil {
+		return []Marker{}
+	}
+	return c.Markers
+}
+
+func (c EditMarkers) same() Cond { return Cmp(FieldMarkers, OpEq, c.markers()) }
+
+func (c EditMarkers) Precondition() []Clause {
+	return []Clause{editGuard(c.LeaseID, c.UserID, c.Now), unchanged(c.same())}
+}
+
+// Done: the caller holds the lease and the markers are already these.
+func (c EditMarkers) Done() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditMarkers) Update() []Assignment {
-	ms := c.Markers
-	if ms == nil {
-		ms = []Marker{}
-	}
-	return changed(c.Now, Set(FieldMarkers, ms))
+	return changed(c.Now, Set(FieldMarkers, c.markers()), Set(FieldCleanBefore, 0))
 }
 
 // EditTrim replaces the trimmed range.
 //
-// Precondition: editGuard, and Trim.End <= FrameCount. Trimming moves the
-// capture grid, so no stored frame stays clean (CleanBefore = 0).
+// Precondition: editGuard, Trim.End <= FrameCount, and the trim differs from
+// the stored one. Trimming moves the capture grid, so no stored frame stays
+// clean (CleanBefore = 0); a no-op edit is a success that writes nothing.
 type EditTrim struct {
 	LeaseID string
+	UserID  string // when set, must be the lease's user
 	Now     time.Time
 	Trim    Trim
 }
@@ -123,12 +175,20 @@ func (c EditTrim) Validate() error {
 
 func (c EditTrim) Precondition() []Clause {
 	return []Clause{
-		editGuard(c.LeaseID, c.Now),
+		editGuard(c.LeaseID, c.UserID, c.Now),
 		{If: Cmp(FieldFrameCount, OpGe, c.Trim.End), Else: func(m Movie) error {
 			return Invalid("trim.end", "must not exceed the movie's %d frames", m.FrameCount)
 		}},
+		unchanged(c.same()),
 	}
 }
+
+func (c EditTrim) same() Cond {
+	return And{Cmp(FieldTrimStart, OpEq, c.Trim.Start), Cmp(FieldTrimEnd, OpEq, c.Trim.End)}
+}
+
+// Done: the caller holds the lease and the trim is already this one.
+func (c EditTrim) Done() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditTrim) Update() []Assignment {
 	return changed(c.Now, Set(FieldTrimStart, c.Trim.Start), Set(FieldTrimEnd, c.Trim.End), Set(FieldCleanBefore, 0))
@@ -136,10 +196,12 @@ func (c EditTrim) Update() []Assignment {
 
 // EditCaptureInterval sets how many frames apart tracing samples.
 //
-// Precondition: editGuard. A new interval is a new capture grid, so no stored
-// frame stays clean (CleanBefore = 0).
+// Precondition: editGuard, and the interval differs from the stored one. A
+// new interval is a new capture grid, so no stored frame stays clean
+// (CleanBefore = 0); a no-op edit is a success that writes nothing.
 type EditCaptureInterval struct {
 	LeaseID  string
+	UserID   string // when set, must be the lease's user
 	Now      time.Time
 	Interval int
 }
@@ -148,7 +210,16 @@ func (c EditCaptureInterval) Validate() error {
 	return firstError(validateLeaseID("leaseId", c.LeaseID), ValidateCaptureInterval(c.Interval))
 }
 
-func (c EditCaptureInterval) Precondition() []Clause { return []Clause{editGuard(c.LeaseID, c.Now)} }
+func (c EditCaptureInterval) same() Cond { return Cmp(FieldCaptureInterval, OpEq, c.Interval) }
+
+func (c EditCaptureInterval) Precondition() []Clause {
+	return []Clause{editGuard(c.LeaseID, c.UserID, c.Now), unchanged(c.same())}
+}
+
+// Done: the caller holds the lease and the interval is already this one.
+func (c EditCaptureInterval) Done() Cond {
+	return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()}
+}
 
 func (c EditCaptureInterval) Update() []Assignment {
 	return changed(c.Now, Set(FieldCaptureInterval, c.Interval), Set(FieldCleanBefore, 0))

@@ -41,9 +41,17 @@ func TestOpenAnalysis(t *testing.T) {
 			holder: storedHolder,
 		},
 		{
-			name:   "the holding browser reopening with its own live lease ID is refused",
+			// Issue 12 item 1: the first attempt committed, its answer was
+			// lost and the SDK retried; the opener gets its lease, not 409.
+			name:   "a retried open with its own live lease ID is the same success and writes nothing",
 			movie:  analysing(t, leaseA, alice, t0),
 			cmd:    domain.OpenAnalysis{LeaseID: leaseA, User: alice, Now: at(d / 2), Duration: d},
+			replay: true,
+		},
+		{
+			name:   "the same lease ID sent by another user is refused",
+			movie:  analysing(t, leaseA, alice, t0),
+			cmd:    domain.OpenAnalysis{LeaseID: leaseA, User: bob, Now: at(d / 2), Duration: d},
 			code:   domain.CodeLeaseHeld,
 			holder: storedHolder,
 		},

@@ -26,6 +26,9 @@ type cmdCase struct {
 	code   domain.Code // "" when the command is accepted
 	field  string      // for refusals naming a field
 	holder holderWant
+	// replay: accepted as already done (see domain.Replayable): no error,
+	// the movie unchanged.
+	replay bool
 	check  func(t *testing.T, before, after domain.Movie)
 }
 
@@ -62,6 +65,13 @@ func runCases(t *testing.T, cases []cmdCase) {
 			}
 			if err != nil {
 				t.Fatalf("refused: %v", err)
+			}
+			if tc.replay {
+				RequireSameMovie(t, next, before)
+				if tc.check != nil {
+					tc.check(t, before, next)
+				}
+				return
 			}
 			if next.Version != before.Version+1 {
 				t.Fatalf("Version %d -> %d, want +1", before.Version, next.Version)

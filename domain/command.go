@@ -21,6 +21,26 @@ type Command interface {
 	Update() []Assignment
 }
 
+// Replayable is a command that can recognise its own effect on a row.
+//
+// Invariant: Done holds on a stored row only if this very command (the same
+// lease ID, job ID or claim token, or the same settings under the caller's
+// lease) already took effect there, and it never holds where the
+// precondition does. A command refused on a row where Done holds is
+// therefore a success answered with that row: its first attempt committed
+// and only the answer was lost (the SDK retried it), or it asked for what the
+// row already is (a no-op edit). Either way nothing is written again.
+type Replayable interface {
+	Done() Cond
+}
+
+// Replayed reports whether the stored movie shows that c already took
+// effect (see Replayable).
+func Replayed(c Guard, m *Movie) bool {
+	r, ok := c.(Replayable)
+	return ok && m != nil && Holds(r.Done(), m)
+}
+
 var exists = Clause{If: Exists(), Else: func(Movie) error { return notFound() }}
 
 // Condition is the whole precondition of g as one condition: Exists and
@@ -61,9 +81,10 @@ func Apply(c Command, m Movie) Movie {
 
 // Execute runs a command against a movie (nil: the movie does not exist) and
 // returns the next movie or the refusal; a refused or invalid command
-// returns the movie unchanged (Movie{} if there is none). It is the
-// reference semantics of every store: a store's conditional write must agree
-// with it, and the differential test checks that it does.
+// returns the movie unchanged (Movie{} if there is none), and a replayed one
+// (see Replayable) returns it unchanged with no error. It is the reference
+// semantics of every store: a store's conditional write must agree with it,
+// and the differential test checks that it does.
 func Execute(m *Movie, c Command) (Movie, error) {
 	var unchanged Movie
 	if m != nil {
@@ -73,6 +94,9 @@ func Execute(m *Movie, c Command) (Movie, error) {
 		return unchanged, err
 	}
 	if err := Decide(c, m); err != nil {
+		if Replayed(c, m) {
+			return unchanged, nil
+		}
 		return unchanged, err
 	}
 	return Apply(c, *m), nil
@@ -82,6 +106,12 @@ func Execute(m *Movie, c Command) (Movie, error) {
 // the time of the change.
 func changed(now time.Time, update ...Assignment) []Assignment {
 	return append(update, Add(FieldVersion, 1), Set(FieldUpdatedAt, now))
+}
+
+// sameRenewal holds when the stored lease was already renewed at now for d:
+// the renewal a retried request would make again.
+func sameRenewal(now time.Time, d time.Duration) Cond {
+	return And{Cmp(FieldLeaseHeartbeatAt, OpEq, now), Cmp(FieldLeaseExpiresAt, OpEq, now.Add(d))}
 }
 
 // renewed extends the stored lease: heartbeat now, expiry one duration later.

@@ -100,15 +100,15 @@ func TestEditMarkers(t *testing.T) {
 	long := string(make([]byte, domain.MaxMarkerLabel+1))
 	cases = append(cases,
 		cmdCase{
-			name:  "the holder replaces the markers and CleanBefore is kept: markers do not move the grid",
+			name:  "the holder replaces the markers and CleanBefore is reset: frames of other markers are not results for these",
 			movie: mine,
 			cmd:   edit(twoMarkers),
 			check: func(t *testing.T, before, after domain.Movie) {
 				if !reflect.DeepEqual(after.Settings.Markers, twoMarkers) {
 					t.Fatalf("markers %+v, want %+v", after.Settings.Markers, twoMarkers)
 				}
-				if after.CleanBefore != 500 {
-					t.Fatalf("CleanBefore %d, want it kept at 500", after.CleanBefore)
+				if after.CleanBefore != 0 {
+					t.Fatalf("CleanBefore %d, want 0", after.CleanBefore)
 				}
 				leaseUnchanged(t, before, after)
 			},
@@ -180,7 +180,7 @@ func TestEditTrim(t *testing.T) {
 				leaseUnchanged(t, before, after)
 			},
 		},
-		cmdCase{name: "trim.End == FrameCount is accepted", movie: mine, cmd: edit(0, 1000)},
+		cmdCase{name: "trim.End == FrameCount is accepted", movie: mine, cmd: edit(1, 1000)},
 		cmdCase{name: "a one-frame trim is accepted", movie: mine, cmd: edit(999, 1000)},
 		cmdCase{name: "trim.End > FrameCount is invalid (trim.end)", movie: mine, cmd: edit(0, 1001), code: domain.CodeInvalid, field: "trim.end"},
 		cmdCase{name: "another browser asking for trim.End > FrameCount hears lease_held: the lease guard answers first", movie: analysing(t, leaseB, bob, t0), cmd: edit(0, 1001), code: domain.CodeLeaseHeld, holder: storedHolder},

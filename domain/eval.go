@@ -67,9 +67,14 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 		return m.Progress.TotalFrames, true
 	case FieldCleanBefore:
 		return m.CleanBefore, true
-	case FieldLastJob:
-		if j == nil {
+	case FieldLastJob, FieldLastJobID, FieldLastJobStatus:
+		switch {
+		case j == nil:
 			return nil, false
+		case f == FieldLastJobID:
+			return j.JobID, true
+		case f == FieldLastJobStatus:
+			return j.Status, true
 		}
 		return *j, true
 	case FieldVersion:
@@ -112,6 +117,11 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 		return l.ExpiresAt, true
 	case FieldLeaseClaimed:
 		return l.Claimed, true
+	case FieldLeaseClaimToken:
+		if l.ClaimToken == "" {
+			return nil, false
+		}
+		return l.ClaimToken, true
 	case FieldLeaseSegment:
 		return l.Segment, true
 	}
@@ -148,10 +158,13 @@ func scalar(v any) any {
 }
 
 // compare applies op to two values; values of different kinds never compare
-// (false), and bools only compare equal.
+// (false), and bools and marker lists only compare equal.
 func compare(l any, op Op, r any) bool {
 	var c int
 	switch l := scalar(l).(type) {
+	case []Marker:
+		r, ok := r.([]Marker)
+		return ok && op == OpEq && slices.Equal(l, r)
 	case int64:
 		r, ok := scalar(r).(int64)
 		if !ok {
@@ -169,7 +182,7 @@ func compare(l any, op Op, r any) bool {
 		if !ok {
 			return false
 		}
-		c = l.Compare(r)
+		c = cmpOrdered(l.UnixMilli(), r.UnixMilli())
 	case bool:
 		r, ok := r.(bool)
 		return ok && op == OpEq && l == r
@@ -256,13 +269,15 @@ func (m *Movie) assign(a Assignment) {
 	case FieldLease:
 		l := a.Value.(Lease)
 		m.Lease = &l
-	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseSegment:
+	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken, FieldLeaseSegment:
 		l := *m.Lease // a copy: the caller's movie may share the pointer
 		switch a.Field {
 		case FieldLeaseHeartbeatAt:
 			l.HeartbeatAt = a.Value.(time.Time)
 		case FieldLeaseExpiresAt:
 			l.ExpiresAt = a.Value.(time.Time)
+		case FieldLeaseClaimToken:
+			l.ClaimToken = a.Value.(string)
 		case FieldLeaseSegment:
 			l.Segment = a.Value.(int)
 		default:

@@ -38,6 +38,11 @@ type Lease struct {
 	// Claimed is set once a worker claimed the tracing job; a job is claimed at
 	// most once, so SQS redelivery is a no-op.
 	Claimed bool
+	// ClaimToken is the random token of the claim attempt that claimed the
+	// job (one per delivery of the job's message, "" if the claimer sent
+	// none). A retried request of that attempt recognises its own claim by it;
+	// a redelivered message brings a new token and stays a no-op.
+	ClaimToken string
 	// FromFrame is the frame a tracing job was asked to start at.
 	FromFrame int
 	// Segment is the tracing job's segment that is (or is next to be)

@@ -109,10 +109,12 @@ type world struct {
 	claims      map[string]int              // accepted claims per job ID
 
 	// The model: what the stored movie must hold.
-	lease     *domain.Lease
-	settings  domain.Settings
-	version   int64
-	lastTrace string // "", or the last accepted of StartTrace, CompleteJob, FailJob
+	lease      *domain.Lease
+	settings   domain.Settings
+	version    int64
+	lastTrace  string // "", or the last accepted of StartTrace, CompleteJob, FailJob
+	lastJobID  string // the job of the last accepted CompleteJob or FailJob
+	lastJobEnd string // and which of the two it was
 }
 
 func newWorld(t *rapid.T, stats *actionStats) *world {
@@ -350,8 +352,11 @@ func (w *world) expect(c domain.Command) domain.Code {
 			return domain.CodeInvalid
 		}
 	case domain.StartTrace:
-		if live && !(c.LeaseID != "" && owns(c.LeaseID)) {
+		switch {
+		case c.LeaseID == "" && live:
 			return blocked
+		case c.LeaseID != "" && !(owns(c.LeaseID) && l.UserID == c.User.ID):
+			return edit("") // blocked by the live lease, else lease_lost
 		}
 		if len(w.settings.Markers) == 0 || c.FromFrame < w.settings.Trim.Start || c.FromFrame >= w.settings.Trim.End {
 			return domain.CodeInvalid
@@ -412,11 +417,60 @@ func (w *world) model(c domain.Command) {
 		renew(c.Duration)
 	case domain.CompleteJob:
 		w.lease = nil
-		w.lastTrace = "CompleteJob"
+		w.lastTrace, w.lastJobID, w.lastJobEnd = "CompleteJob", c.Job.ID, "CompleteJob"
 	case domain.FailJob:
 		w.lease = nil
-		w.lastTrace = "FailJob"
+		w.lastTrace, w.lastJobID, w.lastJobEnd = "FailJob", c.Job.ID, "FailJob"
 	}
+}
+
+// replayed is the model's prediction that c already took effect, so it
+// succeeds and writes nothing: the caller's own live analysis lease for an
+// open, the same setting under the caller's lease for an edit, this job
+// already started or finished the same way.
+func (w *world) replayed(c domain.Command) bool {
+	if c.Validate() != nil {
+		return false
+	}
+	l := w.lease
+	owns := func(id string) bool {
+		return l != nil && w.now.Before(l.ExpiresAt) && l.Kind == domain.LeaseAnalysis && l.ID == id
+	}
+	ms := func(t time.Time) int64 { return t.UnixMilli() }
+	renewedAt := func(d time.Duration) bool {
+		return ms(l.HeartbeatAt) == ms(w.now) && ms(l.ExpiresAt) == ms(w.now.Add(d))
+	}
+	fenced := func(job string) bool {
+		return l != nil && w.now.Before(l.ExpiresAt) && l.Kind == domain.LeaseTracing && l.ID == job && l.Claimed
+	}
+	switch c := c.(type) {
+	case domain.OpenAnalysis:
+		return owns(c.LeaseID) && l.UserID == c.User.ID
+	case domain.Heartbeat:
+		return owns(c.LeaseID) && renewedAt(c.Duration)
+	case domain.RenewJob:
+		return fenced(c.JobID) && renewedAt(c.Duration) && w.m.Progress.FramesWritten == c.FramesWritten
+	case domain.BeginTrace:
+		return fenced(c.JobID) && renewedAt(c.Duration) && w.m.CleanBefore == c.CleanBefore &&
+			w.m.Progress == domain.Progress{TotalFrames: c.TotalFrames}
+	case domain.EditMarkers:
+		ms := c.Markers
+		if ms == nil {
+			ms = []domain.Marker{}
+		}
+		return owns(c.LeaseID) && reflect.DeepEqual(w.settings.Markers, ms)
+	case domain.EditTrim:
+		return owns(c.LeaseID) && w.settings.Trim == c.Trim
+	case domain.EditCaptureInterval:
+		return owns(c.LeaseID) && w.settings.CaptureInterval == c.Interval
+	case domain.StartTrace:
+		return (l != nil && l.Kind == domain.LeaseTracing && l.ID == c.JobID) || w.lastJobID == c.JobID
+	case domain.CompleteJob:
+		return w.lastJobID == c.Job.ID && w.lastJobEnd == "CompleteJob"
+	case domain.FailJob:
+		return w.lastJobID == c.Job.ID && w.lastJobEnd == "FailJob"
+	}
+	return false
 }
 
 // exec runs c against the movie, checks the outcome against the model and
@@ -426,7 +480,10 @@ func (w *world) exec(action string, c domain.Command) (domain.Movie, error) {
 	t.Helper()
 	before := CloneMovie(w.m)
 	in := w.m
-	want := w.expect(c)
+	want, noop := w.expect(c), w.replayed(c)
+	if noop {
+		want = ""
+	}
 	next, err := domain.Execute(&in, c)
 	RequireSameMovie(t, in, before)
 	got := domain.ErrorCode(err)
@@ -438,7 +495,7 @@ func (w *world) exec(action string, c domain.Command) (domain.Movie, error) {
 			action, c, w.now, describe(before), got, err, want, w.lease)
 	}
 	w.stats.record(action, err == nil)
-	if err != nil {
+	if err != nil || noop {
 		RequireSameMovie(t, next, before)
 		return next, err
 	}
@@ -480,7 +537,7 @@ func (w *world) checkAccepted(action string, c domain.Command, before, after dom
 	}
 	if before.CleanBefore != after.CleanBefore {
 		switch c.(type) {
-		case domain.EditTrim, domain.EditCaptureInterval:
+		case domain.EditTrim, domain.EditCaptureInterval, domain.EditMarkers:
 			if after.CleanBefore != 0 {
 				t.Fatalf("%s set CleanBefore to %d, want 0", action, after.CleanBefore)
 			}
@@ -588,7 +645,7 @@ func (w *world) check() {
 	honoured := 0
 	for _, b := range w.browsers {
 		for _, id := range b.ids {
-			if domain.Decide(domain.Heartbeat{LeaseID: id, Now: w.now, Duration: d}, &m) == nil {
+			if hb := (domain.Heartbeat{LeaseID: id, Now: w.now, Duration: d}); domain.Decide(hb, &m) == nil || domain.Replayed(hb, &m) {
 				honoured++
 			}
 		}

@@ -12,7 +12,10 @@ import "time"
 // translate all of it: And, Or, Not, Present, Absent, and comparisons (Compare)
 // between fields, the size of a list field and constant values. Comparison
 // semantics follow DynamoDB's: a comparison with an absent field, or between
-// values of different kinds, is false.
+// values of different kinds, is false. Times compare at millisecond
+// resolution, the stored precision (Unix milliseconds), so a rule decides the
+// same on a stored row whatever fraction of a millisecond a command's Now
+// carries, and equality of times is meaningful.
 
 // Field names a part of a movie that rules read or write. The names are the
 // domain's (Go paths of Movie); an adapter maps each to its storage attribute
@@ -49,6 +52,9 @@ const (
 	FieldLeaseHeartbeatAt Field = "Lease.HeartbeatAt"
 	FieldLeaseExpiresAt   Field = "Lease.ExpiresAt"
 	FieldLeaseClaimed     Field = "Lease.Claimed"
+	FieldLeaseClaimToken  Field = "Lease.ClaimToken"
+	FieldLastJobID        Field = "LastJob.JobID"
+	FieldLastJobStatus    Field = "LastJob.Status"
 	FieldLeaseSegment     Field = "Lease.Segment"
 )
 
@@ -59,6 +65,7 @@ var Fields = []Field{
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
+	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a
@@ -68,8 +75,8 @@ type Operand interface{ operand() }
 // SizeOf is the number of elements of a list field.
 type SizeOf struct{ Field Field }
 
-// Value is a constant: an int, int64, string, bool, time.Time, Status or
-// LeaseKind.
+// Value is a constant: an int, int64, string, bool, time.Time, Status,
+// LeaseKind, or a []Marker (compared for equality only).
 type Value struct{ V any }
 
 func (Field) operand()  {}

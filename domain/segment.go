@@ -49,8 +49,11 @@ func segmentClaimed(n int) func(Movie) error {
 // (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op. The claim renews the
 // lease, so a job revived after a long queue wait gets a whole lease.
 type ClaimSegment struct {
-	JobID    string
-	Segment  int
+	JobID   string
+	Segment int
+	// Token is the claim attempt's random token (ClaimJob.Token): a retried
+	// request of the claiming attempt is recognised by it (Done).
+	Token    string
 	Now      time.Time
 	Duration time.Duration
 }
@@ -60,7 +63,19 @@ func (c ClaimSegment) Validate() error {
 	if c.Segment < 0 {
 		seg = Invalid("segment", "must not be negative")
 	}
-	return firstError(validateLeaseID("jobId", c.JobID), seg, validateDuration(c.Duration))
+	var token error
+	if c.Token != "" {
+		token = validateLeaseID("claimToken", c.Token)
+	}
+	return firstError(validateLeaseID("jobId", c.JobID), seg, token, validateDuration(c.Duration))
+}
+
+// Done: this segment was claimed by this very attempt (same token).
+func (c ClaimSegment) Done() Cond {
+	if c.Token == "" {
+		return Or{}
+	}
+	return And{namesJob(c.JobID), Claimed(true), SegmentIs(c.Segment), Cmp(FieldLeaseClaimToken, OpEq, c.Token)}
 }
 
 func (c ClaimSegment) Precondition() []Clause {
@@ -71,7 +86,11 @@ func (c ClaimSegment) Precondition() []Clause {
 }
 
 func (c ClaimSegment) Update() []Assignment {
-	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))...)
+	u := append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))
+	if c.Token != "" {
+		u = append(u, Set(FieldLeaseClaimToken, c.Token))
+	}
+	return changed(c.Now, u...)
 }
 
 // HandOffJob ends segment Segment of a claimed job before its worker's

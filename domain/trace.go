@@ -15,9 +15,11 @@ func lostAt(now time.Time) func(Movie) error {
 // StartTrace atomically replaces the caller's analysis lease with a new
 // tracing lease whose ID is the job ID, and sets status tracing.
 //
-// Precondition: either the live lease is the analysis lease with LeaseID, or
-// there is no live lease (LeaseID may then be empty or stale); the movie has
-// at least one marker; Trim.Start <= FromFrame < Trim.End.
+// Precondition: with a LeaseID, the live lease is the analysis lease with
+// that ID and the caller's user (an expired page's lease ID is refused
+// lease_lost, never treated as "no lease": that page never saw the settings
+// edited since); without one, there is no live lease. The movie has at least
+// one marker; Trim.Start <= FromFrame < Trim.End.
 type StartTrace struct {
 	LeaseID   string // the caller's analysis lease, "" if it has none
 	JobID     string
@@ -40,12 +42,12 @@ func (c StartTrace) Validate() error {
 }
 
 func (c StartTrace) Precondition() []Clause {
-	owner := NoLiveLease(c.Now)
+	owner := Clause{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}
 	if c.LeaseID != "" {
-		owner = Or{LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), owner}
+		owner = editGuard(c.LeaseID, c.User.ID, c.Now)
 	}
 	return []Clause{
-		{If: owner, Else: func(m Movie) error { return blockedBy(m.Lease) }},
+		owner,
 		{If: HasMarkers(), Else: func(Movie) error {
 			return Invalid("markers", "place at least one marker before tracing")
 		}},
@@ -53,6 +55,12 @@ func (c StartTrace) Precondition() []Clause {
 			return Invalid("fromFrame", "must be within the trim [%d, %d)", m.Settings.Trim.Start, m.Settings.Trim.End)
 		}},
 	}
+}
+
+// Done: this very job started (its tracing lease is on the row, or it has
+// already finished).
+func (c StartTrace) Done() Cond {
+	return Or{And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), Cmp(FieldLeaseID, OpEq, c.JobID)}, Cmp(FieldLastJobID, OpEq, c.JobID)}
 }
 
 func (c StartTrace) Update() []Assignment {
@@ -70,15 +78,31 @@ func (c StartTrace) Update() []Assignment {
 //
 // Precondition: the live lease is the tracing lease with JobID and has not
 // been claimed. Exactly one claim per job succeeds; a redelivered message is
-// refused (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op.
+// refused (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op. Token, one
+// random value per claim attempt (per delivery of the message), is stored
+// with the claim, so a retried request of the claiming attempt is
+// recognised (Done) while a redelivery, with its own token, is not.
 type ClaimJob struct {
 	JobID    string
+	Token    string // "" : the claim cannot be recognised when retried
 	Now      time.Time
 	Duration time.Duration
 }
 
 func (c ClaimJob) Validate() error {
-	return firstError(validateLeaseID("jobId", c.JobID), validateDuration(c.Duration))
+	var token error
+	if c.Token != "" {
+		token = validateLeaseID("claimToken", c.Token)
+	}
+	return firstError(validateLeaseID("jobId", c.JobID), token, validateDuration(c.Duration))
+}
+
+// Done: the live lease was claimed by this very attempt.
+func (c ClaimJob) Done() Cond {
+	if c.Token == "" {
+		return Or{}
+	}
+	return And{LeaseIs(LeaseTracing, c.JobID, c.Now), Claimed(true), Cmp(FieldLeaseClaimToken, OpEq, c.Token)}
 }
 
 func (c ClaimJob) Precondition() []Clause {
@@ -91,7 +115,11 @@ func (c ClaimJob) Precondition() []Clause {
 }
 
 func (c ClaimJob) Update() []Assignment {
-	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))...)
+	u := append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))
+	if c.Token != "" {
+		u = append(u, Set(FieldLeaseClaimToken, c.Token))
+	}
+	return changed(c.Now, u...)
 }
 
 // JobFence guards every write a worker makes for its job (frames, progress,
@@ -127,6 +155,19 @@ func (c BeginTrace) Validate() error {
 	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), plan)
 }
 
+func (c BeginTrace) same() Cond {
+	return And{sameRenewal(c.Now, c.Duration), Cmp(FieldCleanBefore, OpEq, c.CleanBefore),
+		Cmp(FieldFramesWritten, OpEq, 0), Cmp(FieldTotalFrames, OpEq, c.TotalFrames)}
+}
+
+func (c BeginTrace) Precondition() []Clause {
+	return append(c.JobFence.Precondition(), unchanged(c.same()))
+}
+
+// Done: the fence holds and this very plan was already recorded (a retried
+// request).
+func (c BeginTrace) Done() Cond { return And{Condition(c.JobFence), c.same()} }
+
 func (c BeginTrace) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration),
 		Set(FieldCleanBefore, c.CleanBefore), Set(FieldFramesWritten, 0), Set(FieldTotalFrames, c.TotalFrames))...)
@@ -147,6 +188,18 @@ func (c RenewJob) Validate() error {
 	}
 	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), n)
 }
+
+func (c RenewJob) same() Cond {
+	return And{sameRenewal(c.Now, c.Duration), Cmp(FieldFramesWritten, OpEq, c.FramesWritten)}
+}
+
+func (c RenewJob) Precondition() []Clause {
+	return append(c.JobFence.Precondition(), unchanged(c.same()))
+}
+
+// Done: the fence holds and this very renewal was already made (a retried
+// request).
+func (c RenewJob) Done() Cond { return And{Condition(c.JobFence), c.same()} }
 
 func (c RenewJob) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldFramesWritten, c.FramesWritten))...)
@@ -169,6 +222,11 @@ func finish(job Lease, now time.Time, frames int, status Status, summary string,
 	return changed(now, append(more,
 		Remove(FieldLease), Set(FieldStatus, status), Set(FieldFramesWritten, frames),
 		Set(FieldLastJob, job.Outcome(now, status, frames, summary)))...)
+}
+
+// finished holds when the row's recorded last job is jobID with status.
+func finished(jobID string, status Status) Cond {
+	return And{Cmp(FieldLastJobID, OpEq, jobID), Cmp(FieldLastJobStatus, OpEq, status)}
 }
 
 // CompleteJob publishes status traced and deletes only the job's own lease.
@@ -195,6 +253,9 @@ func (c CompleteJob) Validate() error {
 
 func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
 
+// Done: the row records this job as traced.
+func (c CompleteJob) Done() Cond { return finished(c.Job.ID, StatusTraced) }
+
 func (c CompleteJob) Update() []Assignment {
 	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Set(FieldCleanBefore, c.CleanBefore))
 }
@@ -220,9 +281,16 @@ func (c FailJob) Validate() error {
 
 func (c FailJob) Precondition() []Clause { return c.fence().Precondition() }
 
+// Done: the row records this job as failed.
+func (c FailJob) Done() Cond { return finished(c.Job.ID, StatusFailed) }
+
 func (c FailJob) Update() []Assignment {
 	return finish(c.Job, c.Now, c.FramesWritten, StatusFailed, c.SafeSummary())
 }
 
 // SafeSummary is the summary as stored: sanitized, whatever the worker sent.
 func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
+
+// Done (FinalizeStaleTrace, segment.go): the row already records this job as
+// failed (a retried finalize, or the worker's own FailJob).
+func (c FinalizeStaleTrace) Done() Cond { return finished(c.Job.ID, StatusFailed) }

@@ -47,10 +47,10 @@ func TestStartTrace(t *testing.T) {
 			check: startedBy(alice, 100, at(time.Minute)),
 		},
 		{
-			name:  "with no live lease a stale own lease ID does not matter",
+			name:  "an expired page's lease ID is lease_lost, even on a free row: it never saw later edits",
 			movie: mine,
 			cmd:   start(leaseA, 899, at(d)),
-			check: startedBy(alice, 899, at(d)),
+			code:  domain.CodeLeaseLost,
 		},
 		{
 			name:  "a stale foreign lease is replaced",

@@ -58,7 +58,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// make synth/deploy ALARM_EMAIL=... (context alarmEmail) overrides cdk.json.
+	if v, ok := app.Node().TryGetContext(jsii.String("alarmEmail")).(string); ok && v != "" {
+		cfg.Alarms.Email = v
+		if err := cfg.Validate(envName); err != nil {
+			return err
+		}
+	}
+	if err := stack.ProductionGuards(envName, cfg); err != nil {
+		return err
+	}
 	assets := filepath.Join(root, "build")
+	if _, err := os.Stat(filepath.Join(assets, stack.WebDir, "index.html")); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is missing: run `make web-dist` (or `make synth`, which builds it first)", filepath.Join("build", stack.WebDir))
+	}
 	for _, name := range stack.Functions {
 		if _, err := os.Stat(filepath.Join(assets, name, "bootstrap")); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s is missing: run `make build` (or `make synth`, which builds first)",

@@ -1,10 +1,11 @@
 // Command worker is the Lambda function behind the trace-job queue: it
 // claims each job once, writes its frames fenced on the job's lease and
 // publishes the terminal state (see functions/internal/worker and
-// docs/worker.md). The tracer is the built-in synthetic one
-// (functions/internal/tracer), configured by TRACER_FRAME_DELAY and
-// TRACER_FAIL_AT_FRAME. The wiring is functions/internal/wiring, which the
-// local stack uses too.
+// docs/worker.md). The tracer is the video tracer on the movies bucket
+// (MOVIES_BUCKET; ffmpeg and ffprobe from the layer, FFMPEG/FFPROBE; see
+// docs/tracer.md), or the synthetic one with TRACER=synthetic (configured
+// by TRACER_FRAME_DELAY and TRACER_FAIL_AT_FRAME). The wiring is
+// functions/internal/wiring, which the local stack uses too.
 package main
 
 import (
@@ -17,7 +18,6 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
-	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
@@ -30,14 +30,14 @@ func main() {
 		os.Exit(1)
 	}
 	log = logging.New(os.Stdout, cfg.LogLevel)
-	tr, err := tracer.SyntheticFromEnv(os.Getenv)
-	if err != nil {
-		log.Error("tracer configuration", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
 	clients, err := awsclients.New(context.Background(), cfg)
 	if err != nil {
 		log.Error("AWS clients", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	tr, err := wiring.Tracer(cfg, clients, os.Getenv)
+	if err != nil {
+		log.Error("tracer configuration", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
 	w, err := wiring.Worker(cfg, clients, tr, log, os.Getenv)

@@ -1,50 +1,110 @@
 package stack
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
 
-// alarms watches the queues' depth, the stream processor's iterator age and
-// every function's errors and throttles.
-func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
-	period := awscdk.Duration_Minutes(jsii.Number(float64(cfg.Alarms.PeriodMinutes)))
-	var action awscloudwatch.IAlarmAction
-	if cfg.Alarms.TopicArn != "" {
-		action = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(s.Stack, jsii.String("AlarmTopic"), jsii.String(cfg.Alarms.TopicArn)))
+// WorkerDurationAlarmFraction: the worker duration alarm fires when an
+// invocation reaches this fraction of the worker's timeout.
+const WorkerDurationAlarmFraction = 0.8
+
+// notify makes every alarm topic an action of a (alarm and OK).
+func (s *Stack) notify(a awscloudwatch.Alarm) {
+	for _, action := range s.alarmActions {
+		a.AddAlarmAction(action)
+		a.AddOkAction(action)
 	}
-	s.alarmAction = action
+}
+
+// alarms creates the alarm topic (every environment; its email
+// subscription from alarms.email) and the alarms, each with the topic as
+// its action: the queues' depth and age, the stream processor's iterator
+// age, every function's errors and throttles, the worker's duration near
+// its timeout, the HTTP API's 5xx and latency, and the tables' throttles.
+// docs/operations.md has one entry per alarm.
+func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
+	s.AlarmTopic = awssns.NewTopic(s.Stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+		DisplayName: jsii.String("Movie tracing alarms (" + s.envName + ")"),
+		EnforceSSL:  jsii.Bool(true),
+	})
+	cdknag.NagSuppressions_AddResourceSuppressions(s.AlarmTopic, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-SNS2"),
+		Reason: jsii.String("CloudWatch alarms cannot publish to a topic encrypted with the AWS managed SNS key, and a customer managed key costs " +
+			"more than everything else at rest; the notifications carry alarm names and states, no data."),
+	}}, jsii.Bool(false))
+	if cfg.Alarms.Email != "" {
+		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.Alarms.Email), nil))
+	}
+	s.alarmActions = []awscloudwatch.IAlarmAction{awscloudwatchactions.NewSnsAction(s.AlarmTopic)}
+	if cfg.Alarms.TopicArn != "" {
+		s.alarmActions = append(s.alarmActions, awscloudwatchactions.NewSnsAction(
+			awssns.Topic_FromTopicArn(s.Stack, jsii.String("ExternalAlarmTopic"), jsii.String(cfg.Alarms.TopicArn))))
+	}
+	awscdk.NewCfnOutput(s.Stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{Value: s.AlarmTopic.TopicArn(), Description: jsii.String("Every alarm notifies this topic")})
+
+	period := awscdk.Duration_Minutes(jsii.Number(float64(cfg.Alarms.PeriodMinutes)))
 	alarm := func(id, description string, metric awscloudwatch.IMetric, threshold float64) {
 		a := awscloudwatch.NewAlarm(s.Stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(description),
+			AlarmDescription:   jsii.String(description + " (docs/operations.md#" + id + ")"),
 			Metric:             metric,
 			Threshold:          jsii.Number(threshold),
 			EvaluationPeriods:  jsii.Number(1),
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 		})
-		if action != nil {
-			a.AddAlarmAction(action)
-			a.AddOkAction(action)
-		}
+		s.notify(a)
 	}
-	depth := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}
-	alarm("TraceDlqDepthAlarm", "Trace jobs reached the DLQ: their movies stay tracing until the lease goes stale",
-		s.TraceDLQ.MetricApproximateNumberOfMessagesVisible(depth), float64(cfg.Alarms.DLQDepth))
-	alarm("StreamFailureDepthAlarm", "The stream processor gave up on movie-row changes: jobs may not be enqueued, audit events may be missing",
-		s.StreamFailures.MetricApproximateNumberOfMessagesVisible(depth), float64(cfg.Alarms.DLQDepth))
-	alarm("StreamIteratorAgeAlarm", "The stream processor is falling behind the movies stream",
-		streamFn.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}),
-		float64(cfg.Alarms.IteratorAgeSeconds*1000))
+	maximum := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}
 	sum := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}
+	alarm("TraceDlqDepthAlarm", "Trace jobs reached the DLQ: their movies stay tracing until the lease goes stale",
+		s.TraceDLQ.MetricApproximateNumberOfMessagesVisible(maximum), float64(cfg.Alarms.DLQDepth))
+	alarm("StreamFailureDepthAlarm", "The stream processor gave up on movie-row changes: jobs may not be enqueued, audit events may be missing",
+		s.StreamFailures.MetricApproximateNumberOfMessagesVisible(maximum), float64(cfg.Alarms.DLQDepth))
+	alarm("StreamIteratorAgeAlarm", "The stream processor is falling behind the movies stream",
+		streamFn.Metric(jsii.String("IteratorAge"), maximum), float64(cfg.Alarms.IteratorAgeSeconds*1000))
 	for _, name := range Functions {
 		fn := s.Functions[name]
 		id := constructID(name)
 		alarm(id+"ErrorsAlarm", "The "+name+" function is failing invocations", fn.MetricErrors(sum), float64(cfg.Alarms.FunctionErrors))
 		alarm(id+"ThrottlesAlarm", "The "+name+" function is being throttled", fn.MetricThrottles(sum), float64(cfg.Alarms.FunctionThrottles))
 	}
+	alarm("TraceQueueAgeAlarm", "The oldest trace job has waited too long: workers are not keeping up or not running",
+		s.TraceQueue.MetricApproximateAgeOfOldestMessage(maximum), float64(cfg.Alarms.QueueAgeSeconds))
+	alarm("WorkerDurationAlarm", "A worker invocation came near its timeout: a longer trace would be cut off",
+		s.Functions[Worker].MetricDuration(maximum), WorkerDurationAlarmFraction*WorkerTimeoutSeconds*1000)
+	alarm("Api5xxAlarm", "The HTTP API answered with server errors",
+		s.API.MetricServerError(sum), float64(cfg.Alarms.API5xx))
+	alarm("ApiLatencyAlarm", "The HTTP API's p99 latency is high",
+		s.API.MetricLatency(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("p99")}), float64(cfg.Alarms.APILatencyMs))
+	for _, t := range []struct {
+		id    string
+		table awsdynamodb.Table
+	}{{"MoviesTable", s.Movies}, {"FramesTable", s.Frames}, {"AuditTable", s.Audit}} {
+		alarm(t.id+"ThrottlesAlarm", "DynamoDB throttled requests on the "+t.id, tableThrottles(t.table, strings.ToLower(strings.TrimSuffix(t.id, "Table")), period), float64(cfg.Alarms.TableThrottles))
+	}
+}
+
+// tableThrottles is a table's read plus write throttle events.
+// key makes the expression's metric IDs unique in a graph of several.
+func tableThrottles(t awsdynamodb.Table, key string, period awscdk.Duration) awscloudwatch.IMetric {
+	sum := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String("FILL(r" + key + ", 0) + FILL(w" + key + ", 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"r" + key: t.Metric(jsii.String("ReadThrottleEvents"), sum),
+			"w" + key: t.Metric(jsii.String("WriteThrottleEvents"), sum),
+		},
+		Label:  jsii.String(key + " throttled requests"),
+		Period: period,
+	})
 }

@@ -25,12 +25,11 @@ func (s *Stack) addHTTPAPI() {
 		authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"), pool.UserPoolProviderUrl(),
 			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: &[]*string{client.UserPoolClientId()}})
 	}
-	s.API = awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
-		Description:        jsii.String("Movie tracing locks API (" + s.envName + ")"),
-		CreateDefaultStage: jsii.Bool(false),
-		// API Gateway answers preflight OPTIONS itself (no OPTIONS route
-		// exists), without the authorizer.
-		CorsPreflight: &awsapigatewayv2.CorsPreflightOptions{
+	var cors *awsapigatewayv2.CorsPreflightOptions
+	if cfg.CORSOrigin != "" {
+		// Only for a page on another origin (corsOrigin): the deployed page
+		// shares the distribution's origin with the API.
+		cors = &awsapigatewayv2.CorsPreflightOptions{
 			AllowOrigins: jsii.Strings(cfg.CORSOrigin),
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{
 				awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_PUT,
@@ -39,7 +38,14 @@ func (s *Stack) addHTTPAPI() {
 			AllowHeaders:  jsii.Strings("authorization", "content-type", "accept", "lease-id"),
 			ExposeHeaders: jsii.Strings("link", "x-request-id", "content-disposition"),
 			MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
-		},
+		}
+	}
+	s.API = awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
+		Description:        jsii.String("Movie tracing locks API (" + s.envName + ")"),
+		CreateDefaultStage: jsii.Bool(false),
+		// API Gateway answers preflight OPTIONS itself (no OPTIONS route
+		// exists), without the authorizer.
+		CorsPreflight: cors,
 	})
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiIntegration"), s.Functions[API], nil)
 	s.API.AddRoutes(&awsapigatewayv2.AddRoutesOptions{

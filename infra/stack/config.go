@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -33,10 +34,15 @@ type Config struct {
 	// LogLevel is passed to the functions as LOG_LEVEL (debug, info, warn, error).
 	LogLevel string `json:"logLevel"`
 
-	// CORSOrigin is the one browser origin allowed to call the HTTP API
-	// (scheme://host[:port], no path). It is also passed to the API as
-	// CORS_ORIGIN.
-	CORSOrigin string `json:"corsOrigin"`
+	// CORSOrigin, when set, is one more browser origin allowed to call the
+	// HTTP API cross-origin (scheme://host[:port], no path), e.g. a local
+	// page against a deployed dev API; it is passed to the API as
+	// CORS_ORIGIN. The deployed page never needs it: the CloudFront
+	// distribution serves the page and the API on one origin (web.go).
+	CORSOrigin string `json:"corsOrigin,omitempty"`
+
+	// SignIn configures the Cognito managed login (cognito.go).
+	SignIn SignInConfig `json:"signIn"`
 
 	// JWT, when set, makes the HTTP API trust an external issuer instead of
 	// the Cognito user pool the stack creates by default.
@@ -51,6 +57,17 @@ type Config struct {
 
 	// Alarms holds the CloudWatch alarm thresholds.
 	Alarms AlarmConfig `json:"alarms"`
+}
+
+// SignInConfig is the Cognito user pool's sign-in.
+type SignInConfig struct {
+	// DomainPrefix is the managed login domain's prefix
+	// (<prefix>.auth.<region>.amazoncognito.com), unique in the region.
+	// Default: tracinglocks-<env>-<account ID>.
+	DomainPrefix string `json:"domainPrefix,omitempty"`
+	// MFA is "off", "optional" or "required" (authenticator apps; default
+	// "required"). An environment named prod must use "required".
+	MFA string `json:"mfa,omitempty"`
 }
 
 // JWTConfig names an external OIDC issuer for the HTTP API's JWT authorizer.
@@ -83,8 +100,20 @@ type AlarmConfig struct {
 	// FunctionThrottles is the per-function throttle count in a period.
 	FunctionThrottles int `json:"functionThrottles"`
 	// TopicArn, when set, is an existing SNS topic every alarm notifies
-	// (alarm and OK). Without it the alarms only show in the console.
+	// (alarm and OK) besides the stack's own alarm topic.
 	TopicArn string `json:"topicArn,omitempty"`
+	// Email subscribes to the stack's alarm topic. Required outside dev
+	// (ProductionGuards); `make synth ALARM_EMAIL=...` sets it from the
+	// command line (context value alarmEmail).
+	Email string `json:"email,omitempty"`
+	// API5xx is the HTTP API's 5xx count in a period (default 1).
+	API5xx int `json:"api5xx,omitempty"`
+	// APILatencyMs is the HTTP API's p99 latency (default 3000).
+	APILatencyMs int `json:"apiLatencyMs,omitempty"`
+	// QueueAgeSeconds is the age of the oldest trace job (default 900).
+	QueueAgeSeconds int `json:"queueAgeSeconds,omitempty"`
+	// TableThrottles is a table's throttled requests in a period (default 1).
+	TableThrottles int `json:"tableThrottles,omitempty"`
 }
 
 // retentionDays are the values CloudWatch Logs accepts for a log group.
@@ -124,8 +153,24 @@ func (c *Config) Validate(name string) error {
 	default:
 		bad("logLevel must be debug, info, warn or error, not %q", c.LogLevel)
 	}
-	if err := checkOrigin(c.CORSOrigin, IsDevName(name)); err != nil {
-		bad("corsOrigin: %v", err)
+	if c.CORSOrigin != "" {
+		if err := checkOrigin(c.CORSOrigin, IsDevName(name)); err != nil {
+			bad("corsOrigin: %v", err)
+		}
+	}
+	switch c.SignIn.MFA {
+	case "":
+		c.SignIn.MFA = "required"
+	case "off", "optional", "required":
+	default:
+		bad(`signIn.mfa must be "off", "optional" or "required", not %q`, c.SignIn.MFA)
+	}
+	if name == "prod" && c.SignIn.MFA != "required" {
+		bad(`signIn.mfa must be "required" in prod, not %q`, c.SignIn.MFA)
+	}
+	if p := c.SignIn.DomainPrefix; p != "" && (!domainPrefix.MatchString(p) || strings.Contains(p, "aws") ||
+		strings.Contains(p, "amazon") || strings.Contains(p, "cognito")) {
+		bad("signIn.domainPrefix %q: lower-case letters, digits and hyphens, 1-63, not starting or ending with a hyphen, without aws, amazon or cognito", p)
 	}
 	if c.JWT != nil {
 		if u, err := url.Parse(c.JWT.Issuer); err != nil || u.Scheme != "https" || u.Host == "" {
@@ -152,6 +197,20 @@ func (c *Config) Validate(name string) error {
 	if c.Alarms.DLQDepth == 0 {
 		c.Alarms.DLQDepth = 1
 	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&c.Alarms.API5xx, 1}, {&c.Alarms.APILatencyMs, 3000}, {&c.Alarms.QueueAgeSeconds, 900}, {&c.Alarms.TableThrottles, 1}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 0 {
+			bad("alarms: api5xx, apiLatencyMs, queueAgeSeconds and tableThrottles must be positive")
+		}
+	}
+	if e := c.Alarms.Email; e != "" && !emailRE.MatchString(e) {
+		bad("alarms.email %q is not an email address", e)
+	}
 	if c.Alarms.PeriodMinutes < 1 || c.Alarms.DLQDepth < 1 || c.Alarms.IteratorAgeSeconds < 1 ||
 		c.Alarms.FunctionErrors < 1 || c.Alarms.FunctionThrottles < 1 {
 		bad("alarms: periodMinutes, dlqDepth, iteratorAgeSeconds, functionErrors and functionThrottles must be positive")
@@ -163,6 +222,52 @@ func (c *Config) Validate(name string) error {
 		return fmt.Errorf("environment %q: %w", name, err)
 	}
 	return nil
+}
+
+var (
+	domainPrefix = regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$`)
+	emailRE      = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+)
+
+// ProductionGuards refuses what must never be deployed outside a dev
+// environment, checked by the app before it synthesizes: no alarm address
+// (alarms nobody reads), and placeholder hosts (example.com, .test, ...)
+// in the CORS origin, the external issuer or the alarm address.
+func ProductionGuards(name string, c Config) error {
+	if IsDevName(name) {
+		return nil
+	}
+	var errs []error
+	if c.Alarms.Email == "" {
+		errs = append(errs, fmt.Errorf("alarms.email is required outside dev: set it in cdk.json or pass ALARM_EMAIL=you@yourdomain (context alarmEmail)"))
+	} else if _, host, _ := strings.Cut(c.Alarms.Email, "@"); placeholderHost(host) {
+		errs = append(errs, fmt.Errorf("alarms.email %q is a placeholder address", c.Alarms.Email))
+	}
+	if c.CORSOrigin != "" {
+		if u, err := url.Parse(c.CORSOrigin); err == nil && placeholderHost(u.Hostname()) {
+			errs = append(errs, fmt.Errorf("corsOrigin %q is a placeholder origin: remove it (the distribution serves page and API on one origin) or set your own", c.CORSOrigin))
+		}
+	}
+	if c.JWT != nil {
+		if u, err := url.Parse(c.JWT.Issuer); err == nil && placeholderHost(u.Hostname()) {
+			errs = append(errs, fmt.Errorf("jwt.issuer %q is a placeholder", c.JWT.Issuer))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("environment %q: %w", name, err)
+	}
+	return nil
+}
+
+// placeholderHost: the reserved example and test names (RFC 2606, 6761).
+func placeholderHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, p := range []string{"example.com", "example.net", "example.org", "example", "test", "invalid", "localhost"} {
+		if host == p || strings.HasSuffix(host, "."+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOrigin accepts scheme://host[:port]: https, or http for localhost in

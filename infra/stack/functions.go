@@ -22,8 +22,10 @@ func (s *Stack) addFunctions() {
 			EnvMoviesTable: s.Movies.TableName(),
 			EnvFramesTable: s.Frames.TableName(),
 			EnvAuditTable:  s.Audit.TableName(),
-			EnvCORSOrigin:  jsii.String(s.cfg.CORSOrigin),
 		})
+	if s.cfg.CORSOrigin != "" {
+		s.Functions[API].AddEnvironment(jsii.String(EnvCORSOrigin), jsii.String(s.cfg.CORSOrigin), nil)
+	}
 	allow(apiRole, "MoviesReadWrite", []*string{s.Movies.TableArn()},
 		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem")
 	allow(apiRole, "FramesRead", []*string{s.Frames.TableArn()}, "dynamodb:Query")
@@ -86,8 +88,16 @@ func (s *Stack) function(name, description string, timeoutSeconds, memoryMB floa
 		Role:          role,
 		LogGroup:      logs,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
-		Environment:   &env,
+		// X-Ray: each invocation is a trace (the HTTP API itself cannot be
+		// traced by X-Ray; REST APIs only).
+		Tracing:     awslambda.Tracing_ACTIVE,
+		Environment: &env,
 	})
+	cdknag.NagSuppressions_AddResourceSuppressions(role, &[]*cdknag.NagPackSuppression{{
+		Id:        jsii.String("AwsSolutions-IAM5"),
+		Reason:    jsii.String("Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions."),
+		AppliesTo: &[]interface{}{jsii.String("Resource::*")},
+	}}, jsii.Bool(true))
 	s.Functions[name] = fn
 	s.Roles[name] = role
 	return role

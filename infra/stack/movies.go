@@ -25,9 +25,11 @@ const (
 	IngestMemoryMB       = 2048
 	// UploadPrefix holds the uploaded movies (uploads/<movieId>); only it
 	// notifies the ingest. FramesPrefix holds the frame images
-	// (frames/<movieId>/<n>.png).
-	UploadPrefix = "uploads/"
-	FramesPrefix = "frames/"
+	// (frames/<movieId>/<n>.png). TrackerPrefix holds the tracer's
+	// checkpoints (tracker/<movieId>/<settings>/<frame>).
+	UploadPrefix  = "uploads/"
+	FramesPrefix  = "frames/"
+	TrackerPrefix = "tracker/"
 	// AbortMultipartDays: incomplete multipart uploads are aborted (their
 	// parts deleted) after this many days.
 	AbortMultipartDays = 1
@@ -91,14 +93,12 @@ func (s *Stack) addMovieStorage() {
 				TagFilters: &map[string]interface{}{PendingTagKey: PendingTagValue},
 				Expiration: awscdk.Duration_Days(jsii.Number(PendingUploadExpiryDays))},
 		},
-		// Browsers PUT the movie and GET frame images straight from S3.
-		Cors: &[]*awss3.CorsRule{{
-			AllowedMethods: &[]awss3.HttpMethods{awss3.HttpMethods_PUT, awss3.HttpMethods_GET},
-			AllowedOrigins: jsii.Strings(s.cfg.CORSOrigin),
-			AllowedHeaders: jsii.Strings("content-type", "x-amz-tagging"),
-			MaxAge:         jsii.Number(3600),
-		}},
 	})
+	// Browsers PUT the movie and GET frame images straight from S3: from
+	// the distribution's origin (addWeb) and from corsOrigin when set.
+	if s.cfg.CORSOrigin != "" {
+		s.MoviesBucket.AddCorsRule(movieCORSRule(jsii.String(s.cfg.CORSOrigin)))
+	}
 
 	s.UploadDLQ = s.queue("MovieUploadDLQ", &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
 	s.UploadQueue = s.queue("MovieUploadQueue", &awssqs.QueueProps{
@@ -130,6 +130,7 @@ func (s *Stack) addMovieStorage() {
 	ingest.AddLayers(s.FFmpegLayer)
 	uploads := s.MoviesBucket.ArnForObjects(jsii.String(UploadPrefix + "*"))
 	frames := s.MoviesBucket.ArnForObjects(jsii.String(FramesPrefix + "*"))
+	checkpoints := s.MoviesBucket.ArnForObjects(jsii.String(TrackerPrefix + "*"))
 	allow(ingestRole, "MoviesIngest", []*string{s.Movies.TableArn()}, "dynamodb:GetItem", "dynamodb:UpdateItem")
 	allow(ingestRole, "ReadUploads", []*string{uploads}, "s3:GetObject", "s3:DeleteObject", "s3:DeleteObjectTagging")
 	allow(ingestRole, "WriteFrames", []*string{frames}, "s3:PutObject", "s3:DeleteObject")
@@ -144,12 +145,15 @@ func (s *Stack) addMovieStorage() {
 	apiRole := s.Roles[API]
 	allow(apiRole, "PresignUploads", []*string{uploads}, "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject")
 	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject", "s3:DeleteObject")
+	allow(apiRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:DeleteObject")
 	allow(apiRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	s.Functions[API].AddEnvironment(jsii.String(EnvMoviesBucket), bucket, nil)
 
 	// The tracer decodes the movie with ffmpeg from a presigned GET.
 	workerRole := s.Roles[Worker]
 	allow(workerRole, "ReadMovies", []*string{uploads}, "s3:GetObject")
+	// Its checkpoints, so a trace split across invocations continues exactly.
+	allow(workerRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:GetObject", "s3:PutObject")
 	worker := s.Functions[Worker]
 	worker.AddLayers(s.FFmpegLayer)
 	worker.AddEnvironment(jsii.String(EnvMoviesBucket), bucket, nil)
@@ -160,17 +164,17 @@ func (s *Stack) addMovieStorage() {
 	for _, role := range []string{Ingest, API} {
 		cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[role], &[]*cdknag.NagPackSuppression{{
 			Id: jsii.String("AwsSolutions-IAM5"),
-			Reason: jsii.String("Object actions are scoped to the movies bucket's uploads/* and frames/* prefixes; " +
+			Reason: jsii.String("Object actions are scoped to the movies bucket's uploads/*, frames/* and tracker/* prefixes; " +
 				"object ARNs under a prefix can only be named with a wildcard."),
 			AppliesTo: &[]interface{}{
-				jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + FramesPrefix + "*"),
+				jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + FramesPrefix + "*"), jsii.String(arn + TrackerPrefix + "*"),
 			},
 		}}, jsii.Bool(true))
 	}
 	cdknag.NagSuppressions_AddResourceSuppressions(workerRole, &[]*cdknag.NagPackSuppression{{
 		Id:        jsii.String("AwsSolutions-IAM5"),
-		Reason:    jsii.String("The worker reads only the uploaded movies under the bucket's uploads/* prefix, which needs a wildcard."),
-		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*")},
+		Reason:    jsii.String("The worker reads only the uploaded movies under uploads/* and its own checkpoints under tracker/*; prefixes need a wildcard."),
+		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + TrackerPrefix + "*")},
 	}}, jsii.Bool(true))
 	// The bucket notification is set by CDK's own custom resource (a
 	// singleton Lambda with a managed basic-execution policy and

@@ -90,7 +90,8 @@ func TestFFmpegLayer(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		st, tpl := fx.stacks[key], fx.templates[key]
-		check(t, "one layer", func() { tpl.ResourceCountIs(strp("AWS::Lambda::LayerVersion"), num(1)) })
+		// The ffmpeg layer, and the AWS CLI layer of CDK's BucketDeployment (web.go).
+		check(t, "two layers", func() { tpl.ResourceCountIs(strp("AWS::Lambda::LayerVersion"), num(2)) })
 		hasProps(t, tpl, "AWS::Lambda::LayerVersion", map[string]any{
 			"CompatibleArchitectures": arrEq("arm64"),
 			"CompatibleRuntimes":      arrEq("provided.al2023"),

@@ -40,10 +40,7 @@ func (s *Stack) addStreamPoison() {
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})
-	if s.alarmAction != nil {
-		a.AddAlarmAction(s.alarmAction)
-		a.AddOkAction(s.alarmAction)
-	}
+	s.notify(a)
 	awscdk.NewCfnOutput(s.Stack, jsii.String("StreamPoisonQueueUrl"), &awscdk.CfnOutputProps{
 		Value: s.StreamPoison.QueueUrl(), Description: jsii.String("Undecodable stream records set aside (POISON_QUEUE_URL)"),
 	})

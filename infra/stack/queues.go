@@ -30,5 +30,8 @@ func (s *Stack) addQueues() {
 func (s *Stack) queue(id string, p *awssqs.QueueProps) awssqs.Queue {
 	p.Encryption = awssqs.QueueEncryption_SQS_MANAGED
 	p.EnforceSSL = jsii.Bool(true)
+	// Retained with the tables outside dev: a queue deleted with the stack
+	// takes its jobs and failure records with it.
+	p.RemovalPolicy = s.removal
 	return awssqs.NewQueue(s.Stack, jsii.String(id), p)
 }

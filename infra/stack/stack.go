@@ -16,6 +16,7 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -23,6 +24,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -109,8 +111,19 @@ type Stack struct {
 	MoviesBucket, MovieAccessLogs awss3.Bucket
 	UploadQueue, UploadDLQ        awssqs.Queue
 	FFmpegLayer                   awslambda.LayerVersion
-	// UserPool is nil when Config.JWT names an external issuer.
-	UserPool awscognito.UserPool
+	// UserPool, its domain and client are nil when Config.JWT names an
+	// external issuer.
+	UserPool       awscognito.UserPool
+	UserPoolDomain awscognito.UserPoolDomain
+	UserPoolClient awscognito.UserPoolClient
+	// The page (web.go): its bucket, the distribution in front of page and
+	// API, and the response headers policy.
+	SiteBucket    awss3.Bucket
+	Distribution  awscloudfront.Distribution
+	HeadersPolicy awscloudfront.ResponseHeadersPolicy
+	// Operations (ops.go): the alarm topic and the dashboard.
+	AlarmTopic awssns.Topic
+	Dashboard  awscloudwatch.Dashboard
 
 	// Settings the part constructors share, fixed by NewStack.
 	cfg       Config
@@ -118,8 +131,9 @@ type Stack struct {
 	assetRoot string
 	removal   awscdk.RemovalPolicy
 	retention awslogs.RetentionDays
-	// alarmAction is the alarms' SNS action, nil without a topic (set by alarms).
-	alarmAction awscloudwatch.IAlarmAction
+	// alarmActions are the alarms' SNS actions: the stack's alarm topic and
+	// Config.Alarms.TopicArn's (set by alarms; see notify).
+	alarmActions []awscloudwatch.IAlarmAction
 }
 
 // NewStack defines the whole system in scope.
@@ -133,6 +147,10 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 	removal := awscdk.RemovalPolicy_DESTROY
 	if cfg.Retain() {
 		removal = awscdk.RemovalPolicy_RETAIN
+		// Production guard: the stack cannot be deleted by accident.
+		if sp.TerminationProtection == nil {
+			sp.TerminationProtection = jsii.Bool(true)
+		}
 	}
 	s := &Stack{
 		Stack:     awscdk.NewStack(scope, &id, &sp),
@@ -154,8 +172,10 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 	s.addSweeper()
 	s.addMovieStorage()
 	s.addHTTPAPI()
+	s.addWeb()
 	s.alarms(cfg, s.Functions[StreamProcessor])
 	s.addStreamPoison()
+	s.addDashboard()
 	s.addOutputs()
 	return s
 }

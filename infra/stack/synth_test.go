@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ const (
 	extIssuer   = "https://login.example.com/realms/movietrace"
 	extAudience = "movietrace-api"
 	alarmTopic  = "arn:aws:sns:eu-west-1:123456789012:tracing-alarms"
+	alarmEmail  = "oncall@movietrace.invalid"
 )
 
 type synthesized struct {
@@ -99,6 +101,12 @@ func build() (fx *synthesized, err error) {
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(filepath.Join(assetDir, WebDir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(assetDir, WebDir, "index.html"), []byte("placeholder page"), 0o644); err != nil {
+		return nil, err
+	}
 	root, err := FindRoot(".")
 	if err != nil {
 		return nil, err
@@ -113,6 +121,9 @@ func build() (fx *synthesized, err error) {
 		c, err := ConfigFor(ctx["environments"], env)
 		if err != nil {
 			return nil, err
+		}
+		if !IsDevName(env) {
+			c.Alarms.Email = alarmEmail
 		}
 		if key == extJWTStack {
 			c.JWT = &JWTConfig{Issuer: extIssuer, Audience: []string{extAudience}}
@@ -371,9 +382,10 @@ func TestFunctions(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
-		// Ours, plus CDK's own bucket-notifications custom resource handler.
-		check(t, "our functions", func() {
-			tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+1)))
+		// Ours, plus CDK's own bucket-notifications custom resource handler
+		// and BucketDeployment handler (web.go).
+		check(t, "our functions and CDK's two", func() {
+			tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+2)))
 		})
 		for _, name := range Functions {
 			fn := st.Functions[name]
@@ -388,7 +400,11 @@ func TestFunctions(t *testing.T) {
 				t.Errorf("%s/%s: hard-coded function name", key, name)
 			}
 			vars, _ := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if got, want := strings.Join(sortedKeys(vars), ","), strings.Join(wantEnv[name], ","); got != want {
+			wantVars := wantEnv[name]
+			if name == API && cfg.CORSOrigin == "" {
+				wantVars = slices.DeleteFunc(slices.Clone(wantVars), func(v string) bool { return v == EnvCORSOrigin })
+			}
+			if got, want := strings.Join(sortedKeys(vars), ","), strings.Join(wantVars, ","); got != want {
 				t.Errorf("%s/%s: environment %s, want %s", key, name, got, want)
 			}
 			if vars[EnvLeaseSecs] != "900" || vars[EnvLogLevel] != cfg.LogLevel {
@@ -401,7 +417,7 @@ func TestFunctions(t *testing.T) {
 			hasProps(t, tpl, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": cfg.LogRetentionDays})
 		}
 		api := props(functionResource(t, fx, key, API))["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if api[EnvCORSOrigin] != cfg.CORSOrigin {
+		if cfg.CORSOrigin != "" && api[EnvCORSOrigin] != cfg.CORSOrigin {
 			t.Errorf("%s: CORS_ORIGIN %v, want %s", key, api[EnvCORSOrigin], cfg.CORSOrigin)
 		}
 		for name, want := range map[string]float64{API: APITimeoutSeconds, StreamProcessor: StreamProcessorTimeoutSeconds, Worker: WorkerTimeoutSeconds} {
@@ -531,6 +547,7 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("audit.Arn", "dynamodb:Query"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 		Ingest: concat(logs(Ingest),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
@@ -551,9 +568,16 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
 				"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 		Sweeper: concat(logs(Sweeper),
 			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem")),
+	}
+	// Active X-Ray tracing: CDK grants these on * (no resource-level
+	// permissions exist for them).
+	xray := map[string]bool{"xray:PutTraceSegments on *": true, "xray:PutTelemetryRecords on *": true}
+	for fn := range want {
+		want[fn] = append(want[fn], "xray:PutTraceSegments on *", "xray:PutTelemetryRecords on *")
 	}
 	for _, key := range allStacks() {
 		for _, fn := range Functions {
@@ -579,7 +603,7 @@ func TestLeastPrivilege(t *testing.T) {
 					t.Errorf("%s: the stream processor may not touch movie items: %s", key, g)
 				case fn == Worker && strings.Contains(g, " on audit."):
 					t.Errorf("%s: the worker may not touch the audit table: %s", key, g)
-				case strings.HasSuffix(g, " on *") && g != "dynamodb:ListStreams on *":
+				case strings.HasSuffix(g, " on *") && g != "dynamodb:ListStreams on *" && !xray[g]:
 					t.Errorf("%s: %s has a wildcard grant: %s", key, fn, g)
 				}
 			}
@@ -672,14 +696,17 @@ func TestHTTPAPI(t *testing.T) {
 	fx := synth(t)
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
-		hasProps(t, tpl, "AWS::ApiGatewayV2::Api", map[string]any{
-			"ProtocolType": "HTTP",
-			"CorsConfiguration": obj(map[string]any{
+		// CORS only for an extra origin (dev's localhost page); the deployed
+		// page shares the distribution's origin with the API.
+		var cors any = absent()
+		if cfg.CORSOrigin != "" {
+			cors = obj(map[string]any{
 				"AllowOrigins": arrEq(cfg.CORSOrigin),
 				"AllowHeaders": arr("authorization", "content-type", "lease-id"),
 				"AllowMethods": arr("GET", "POST", "PUT", "DELETE", "OPTIONS"),
-			}),
-		})
+			})
+		}
+		hasProps(t, tpl, "AWS::ApiGatewayV2::Api", map[string]any{"ProtocolType": "HTTP", "CorsConfiguration": cors})
 		hasProps(t, tpl, "AWS::ApiGatewayV2::Stage", map[string]any{
 			"StageName":  "$default",
 			"AutoDeploy": true,
@@ -738,14 +765,18 @@ func TestHTTPAPI(t *testing.T) {
 		})
 	}
 	// The default user pool and client.
-	hasProps(t, fx.templates[devStack], "AWS::Cognito::UserPool", map[string]any{
-		"AdminCreateUserConfig": obj(map[string]any{"AllowAdminCreateUserOnly": true}),
-		"MfaConfiguration":      "ON",
-	})
-	hasProps(t, fx.templates[devStack], "AWS::Cognito::UserPoolClient", map[string]any{
-		"GenerateSecret":    false,
-		"ExplicitAuthFlows": arr("ALLOW_USER_SRP_AUTH"),
-	})
+	// MFA per environment: optional in dev (cdk.json), required in prod.
+	for key, mfa := range map[string]string{devStack: "OPTIONAL", prodStack: "ON"} {
+		hasProps(t, fx.templates[key], "AWS::Cognito::UserPool", map[string]any{
+			"AdminCreateUserConfig": obj(map[string]any{"AllowAdminCreateUserOnly": true}),
+			"MfaConfiguration":      mfa,
+			"EnabledMfas":           arrEq("SOFTWARE_TOKEN_MFA"),
+		})
+		hasProps(t, fx.templates[key], "AWS::Cognito::UserPoolClient", map[string]any{
+			"GenerateSecret":    false,
+			"ExplicitAuthFlows": arrEq("ALLOW_REFRESH_TOKEN_AUTH"),
+		})
+	}
 }
 
 // --- alarms and outputs -----------------------------------------------------
@@ -755,7 +786,10 @@ func TestAlarms(t *testing.T) {
 	for _, key := range allStacks() {
 		st, tpl, cfg := fx.stacks[key], fx.templates[key], fx.configs[key]
 		check(t, "alarm count", func() {
-			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(4+2*len(Functions))))
+			// Queues, iterator age, per-function errors and throttles, then
+			// (ops) trace queue age, worker duration, API 5xx and latency,
+			// and one throttle alarm per table.
+			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(4+2*len(Functions)+4+3)))
 		})
 		for q, threshold := range map[awssqs.Queue]int{st.TraceDLQ: cfg.Alarms.DLQDepth, st.StreamFailures: cfg.Alarms.DLQDepth, st.StreamPoison: 1} {
 			hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{
@@ -785,13 +819,19 @@ func TestAlarms(t *testing.T) {
 				})
 			}
 		}
+		// Every alarm notifies the stack's topic (alarm and OK), and the
+		// external topic too when one is configured.
+		topic := ref(st, st.AlarmTopic)
 		for id, r := range resources(fx.json[key], "AWS::CloudWatch::Alarm") {
-			actions, _ := props(r)["AlarmActions"].([]any)
-			if cfg.Alarms.TopicArn == "" && len(actions) != 0 {
-				t.Errorf("%s: alarm %s has actions %v without a topic configured", key, id, actions)
-			}
-			if cfg.Alarms.TopicArn != "" && (len(actions) != 1 || actions[0] != cfg.Alarms.TopicArn) {
-				t.Errorf("%s: alarm %s actions %v, want [%s]", key, id, actions, cfg.Alarms.TopicArn)
+			for _, kind := range []string{"AlarmActions", "OKActions"} {
+				actions, _ := props(r)[kind].([]any)
+				want := []any{topic}
+				if cfg.Alarms.TopicArn != "" {
+					want = append(want, cfg.Alarms.TopicArn)
+				}
+				if fmt.Sprint(actions) != fmt.Sprint(want) {
+					t.Errorf("%s: alarm %s %s %v, want %v", key, id, kind, actions, want)
+				}
 			}
 		}
 	}

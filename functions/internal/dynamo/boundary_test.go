@@ -33,8 +33,9 @@ func TestBoundaries(t *testing.T) {
 	}
 	d := time.Minute
 	u := domain.User{ID: "u2", Name: "Brian"}
+	ada := domain.User{ID: "u1", Name: "Ada"} // the holder of analysis(...)
 	start := func(lease string, from int, now time.Time) domain.StartTrace {
-		return domain.StartTrace{LeaseID: lease, JobID: other, User: u, FromFrame: from, Now: now, Duration: d}
+		return domain.StartTrace{LeaseID: lease, JobID: other, User: ada, FromFrame: from, Now: now, Duration: d}
 	}
 	trim := func(end int) domain.EditTrim {
 		return domain.EditTrim{LeaseID: mine, Now: E.Add(-ms), Trim: domain.Trim{Start: 0, End: end}}
@@ -69,6 +70,9 @@ func TestBoundaries(t *testing.T) {
 		{name: "start without a lease ID at expiry", lease: analysis(mine), cmd: start("", 10, E)},
 		{name: "start without a lease ID over a live lease", lease: analysis(mine), cmd: start("", 10, E.Add(-ns)), want: domain.CodeLeaseHeld},
 		{name: "start with another's lease", lease: analysis(other), cmd: start(mine, 10, t0), want: domain.CodeLeaseHeld},
+		{name: "start with the lease ID but another user", lease: analysis(mine), want: domain.CodeLeaseHeld,
+			cmd: domain.StartTrace{LeaseID: mine, JobID: other, User: u, FromFrame: 10, Now: t0, Duration: d}},
+		{name: "start with an expired page's lease ID on a free row", lease: analysis(mine), cmd: start(mine, 10, E), want: domain.CodeLeaseLost},
 		{name: "start over a live trace", lease: tracing(false), cmd: start(mine, 10, t0), want: domain.CodeTracingInProgress},
 		{name: "claim", lease: tracing(false), cmd: domain.ClaimJob{JobID: job, Now: E.Add(-ns), Duration: d}},
 		{name: "claim at expiry", lease: tracing(false), cmd: domain.ClaimJob{JobID: job, Now: E, Duration: d}, want: domain.CodeLeaseLost},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/retry"
 )
 
 // MovieAPI is the part of the DynamoDB client the movie store uses.
@@ -28,11 +29,25 @@ type MovieAPI interface {
 type MovieStore struct {
 	client MovieAPI
 	table  string
+	retry  retry.Policy
 }
 
+// Option configures a MovieStore.
+type Option func(*MovieStore)
+
+// WithConflictRetry sets how a write refused with
+// TransactionConflictException (it collided with a transaction on the same
+// row, e.g. a worker's fenced frame write, and wrote nothing) is retried.
+// The default is retry.Default: 5 tries with jittered, capped backoff.
+func WithConflictRetry(p retry.Policy) Option { return func(s *MovieStore) { s.retry = p } }
+
 // NewMovieStore returns a store on the named table.
-func NewMovieStore(client MovieAPI, table string) *MovieStore {
-	return &MovieStore{client: client, table: table}
+func NewMovieStore(client MovieAPI, table string, opts ...Option) *MovieStore {
+	s := &MovieStore{client: client, table: table, retry: retry.Default}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // ErrDisagreement means DynamoDB refused a write whose precondition the
@@ -119,7 +134,12 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 // cmd.Update(), both translated (conditions.go). On refusal it rebuilds the
 // domain's typed refusal from the item DynamoDB evaluated
 // (ReturnValuesOnConditionCheckFailure ALL_OLD), so a refusal costs no second
-// read.
+// read; and when that item shows the command already took effect
+// (domain.Replayed: the SDK retried a write whose first attempt committed but
+// whose answer was lost, or an edit asked for what is already stored) it is
+// the success it would have been, answered with that item. A write that
+// collided with a transaction (TransactionConflictException) wrote nothing
+// and is retried (WithConflictRetry).
 func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
 	if err := cmd.Validate(); err != nil {
 		return domain.Movie{}, err
@@ -139,15 +159,24 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 	if err != nil {
 		return domain.Movie{}, fmt.Errorf("build expression for %T: %w", cmd, err)
 	}
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: s.key(movieID),
 		ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	var out *dynamodb.UpdateItemOutput
+	err = s.retry.Do(ctx, IsTransactionConflict, func() error {
+		var err error
+		out, err = s.client.UpdateItem(ctx, in)
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if m, ok := replayed(ccf.Item, cmd); ok {
+			return m, nil
+		}
 		return domain.Movie{}, refusal(ccf.Item, cmd)
 	}
 	if err != nil {
@@ -169,6 +198,19 @@ func (s *MovieStore) Release(ctx context.Context, movieID string, cmd domain.Rel
 	default:
 		return false, err
 	}
+}
+
+// replayed reports whether the item that refused cmd shows that cmd already
+// took effect (domain.Replayed), and returns it as the answer.
+func replayed(old map[string]types.AttributeValue, cmd domain.Command) (domain.Movie, bool) {
+	if len(old) == 0 {
+		return domain.Movie{}, false
+	}
+	m, err := events.UnmarshalMovie(old)
+	if err != nil || domain.Decide(cmd, &m) == nil || !domain.Replayed(cmd, &m) {
+		return domain.Movie{}, false
+	}
+	return m, true
 }
 
 // refusal turns the item a failed condition was evaluated on into the

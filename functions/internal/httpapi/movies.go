@@ -85,7 +85,7 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, c call, cmd func(
 func (h *Handler) editMarkers(w http.ResponseWriter, r *http.Request, c call) error {
 	return h.edit(w, r, c, func(leaseID string, body []byte) (domain.Command, error) {
 		markers, err := decodeMarkers(body)
-		return domain.EditMarkers{LeaseID: leaseID, Now: c.now, Markers: markers}, err
+		return domain.EditMarkers{LeaseID: leaseID, UserID: c.user.ID, Now: c.now, Markers: markers}, err
 	})
 }
 
@@ -93,7 +93,7 @@ func (h *Handler) editMarkers(w http.ResponseWriter, r *http.Request, c call) er
 func (h *Handler) editTrim(w http.ResponseWriter, r *http.Request, c call) error {
 	return h.edit(w, r, c, func(leaseID string, body []byte) (domain.Command, error) {
 		trim, err := decodeTrim(body)
-		return domain.EditTrim{LeaseID: leaseID, Now: c.now, Trim: trim}, err
+		return domain.EditTrim{LeaseID: leaseID, UserID: c.user.ID, Now: c.now, Trim: trim}, err
 	})
 }
 
@@ -101,6 +101,6 @@ func (h *Handler) editTrim(w http.ResponseWriter, r *http.Request, c call) error
 func (h *Handler) editCaptureInterval(w http.ResponseWriter, r *http.Request, c call) error {
 	return h.edit(w, r, c, func(leaseID string, body []byte) (domain.Command, error) {
 		n, err := decodeCaptureInterval(body)
-		return domain.EditCaptureInterval{LeaseID: leaseID, Now: c.now, Interval: n}, err
+		return domain.EditCaptureInterval{LeaseID: leaseID, UserID: c.user.ID, Now: c.now, Interval: n}, err
 	})
 }

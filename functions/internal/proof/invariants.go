@@ -20,6 +20,9 @@ type Stats struct {
 	// Fenced counts job writes and frame writes refused because the job no
 	// longer held its lease.
 	Fenced int
+	// Replays counts accepted commands that wrote nothing because the row
+	// already showed them done (domain.Replayed).
+	Replays int
 }
 
 // Add accumulates s2 into s.
@@ -33,6 +36,7 @@ func (s *Stats) Add(s2 Stats) {
 	s.Takeovers += s2.Takeovers
 	s.EarlyTakeovers += s2.EarlyTakeovers
 	s.Fenced += s2.Fenced
+	s.Replays += s2.Replays
 }
 
 // Invariants checks a history against the protocol's invariants (see the
@@ -109,11 +113,42 @@ func (c *checker) run() {
 			c.stats.FrameWrites++
 		}
 	}
+	c.separateReplays()
 	c.versions(unknownWrites)
 	c.replay()
 	c.realTimeWrites()
 	c.reads(reads)
 	c.frames(frames)
+}
+
+// separateReplays takes out of the writes every accepted command that wrote
+// nothing because the row already showed it done (domain.Replayed: a no-op
+// edit, a retried request): it returns a row that another write (or the
+// initial row) produced. Of the accepted commands that returned the same
+// version, the writer is the one whose Now stamped the row (UpdatedAt); every
+// other one must be a replay on that row, else versions reports the
+// duplicate.
+func (c *checker) separateReplays() {
+	byVersion := map[int64][]*Op{}
+	for _, w := range c.writes {
+		byVersion[w.Out.Movie.Version] = append(byVersion[w.Out.Movie.Version], w)
+	}
+	isReplay := func(w *Op) bool {
+		m := *w.Out.Movie
+		return domain.Replayed(w.Call.Cmd, &m) && domain.Decide(w.Call.Cmd, &m) != nil
+	}
+	var writes []*Op
+	for _, w := range c.writes {
+		m := w.Out.Movie
+		stampedBy := commandNow(w.Call.Cmd).UnixMilli() == m.UpdatedAt.UnixMilli()
+		shared := len(byVersion[m.Version]) > 1 || m.Version <= c.h.Initial.Version
+		if shared && !stampedBy && isReplay(w) {
+			c.stats.Replays++
+			continue
+		}
+		writes = append(writes, w)
+	}
+	c.writes = writes
 }
 
 // versions: the accepted writes' versions are initial+1 .. final, each
@@ -198,6 +233,8 @@ func commandNow(cmd domain.Command) time.Time {
 	case domain.CompleteJob:
 		return x.Now
 	case domain.FailJob:
+		return x.Now
+	case domain.FinalizeStaleTrace:
 		return x.Now
 	}
 	return time.Time{}

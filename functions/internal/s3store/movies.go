@@ -17,6 +17,9 @@ import (
 const (
 	UploadPrefix = "uploads/"
 	FramesPrefix = "frames/"
+	// TrackerPrefix holds the tracer's checkpoints:
+	// tracker/<movieId>/<settings>/<frame> (tracer.ObjectStates).
+	TrackerPrefix = "tracker/"
 	// FrameImageType is the frames' format: 8-bit grayscale PNG, the very
 	// pixels the tracer reads (lossless).
 	FrameImageType = "image/png"
@@ -89,12 +92,15 @@ func (s *Store) UploadURL(ctx context.Context, movieID string, expires time.Dura
 	return s.PresignGet(ctx, UploadKey(movieID), expires)
 }
 
-// DeleteFiles deletes a movie's file and frame images.
+// DeleteFiles deletes a movie's file, frame images and tracer checkpoints.
 func (s *Store) DeleteFiles(ctx context.Context, movieID string) error {
 	if err := s.Delete(ctx, UploadKey(movieID)); err != nil {
 		return err
 	}
-	_, err := s.DeletePrefix(ctx, FramesPrefix+movieID+"/")
+	if _, err := s.DeletePrefix(ctx, FramesPrefix+movieID+"/"); err != nil {
+		return err
+	}
+	_, err := s.DeletePrefix(ctx, TrackerPrefix+movieID+"/")
 	return err
 }
 

@@ -68,7 +68,9 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 
 	tr := opts.Tracer
 	if tr == nil {
-		tr = syntheticTracer(opts.FrameDelay, opts.FailAt)
+		if tr, err = localTracer(s, opts); err != nil {
+			return parts{}, err
+		}
 	}
 	// Progress is published with each lease renewal; locally renew often,
 	// so that the page's progress moves smoothly. Lambda's 5 minutes leave
@@ -88,6 +90,28 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 		return parts{}, err
 	}
 	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: jobqueue.LambdaMessage, sweeper: sw}, nil
+}
+
+// localTracer is the video tracer on the stack's movies bucket for movies
+// with an ingested video (as in AWS), and the synthetic tracer for the
+// seeded movies without a file and the injected failures (FailAt), which
+// are the tests' doubles.
+func localTracer(s *Stack, opts Options) (tracer.Tracer, error) {
+	synthetic := syntheticTracer(opts.FrameDelay, opts.FailAt)
+	if s.Files == nil {
+		return synthetic, nil
+	}
+	src, states := wiring.MovieFiles(s.Files)
+	video, err := tracer.NewVideo(tracer.VideoOptions{Source: src, States: states})
+	if err != nil {
+		return nil, err
+	}
+	return tracer.Func(func(ctx context.Context, m domain.Movie, plan domain.TracePlan, emit func(domain.Frame) error) error {
+		if _, fail := opts.FailAt[m.ID]; m.Video == nil || fail {
+			return synthetic.Trace(ctx, m, plan, emit)
+		}
+		return video.Trace(ctx, m, plan, emit)
+	}), nil
 }
 
 // syntheticTracer is the built-in synthetic tracer at the given per-frame

@@ -7,6 +7,12 @@
 //
 //	go run ./functions/streamprocessor/replay -file records.json
 //	go run ./functions/streamprocessor/replay -dry-run -file records.json
+//	go run ./functions/streamprocessor/replay -failure message.json
+//
+// -failure takes a message of the stream failure queue (the on-failure
+// destination's record: shard and sequence range, not the records), reads
+// that batch back from the stream (records are kept 24 hours) and replays
+// it as one event (docs/operations.md, StreamFailureDepthAlarm).
 //
 // The file holds one event ({"Records": [...]}) or a JSON array of events;
 // "-" reads standard input. Events are handled in order, each as one
@@ -36,6 +42,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
@@ -58,23 +65,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("file", "", `file of Lambda-format DynamoDB stream events ("-" for standard input)`)
+	failure := fs.String("failure", "", `file holding a message of the stream failure queue (its body, or what "aws sqs receive-message" prints): `+
+		"read that batch back from the stream (shard, sequence range) and replay it")
 	dry := fs.Bool("dry-run", false, "print the derived events; do not enqueue or write anything")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: replay [-dry-run] -file records.json")
+	if (*file == "") == (*failure == "") || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: replay [-dry-run] -file records.json | -failure message.json")
 		return 2
 	}
-	data, err := readInput(*file, stdin)
-	if err != nil {
-		fmt.Fprintln(stderr, "replay:", err)
-		return 1
-	}
-	evs, err := events.DecodeEvents(data)
-	if err != nil {
-		fmt.Fprintln(stderr, "replay:", events.RedactIDs(err.Error()))
-		return 1
+	var evs []lambdaevents.DynamoDBEvent
+	if *failure != "" {
+		var err error
+		if evs, err = readFailedBatch(ctx, *failure, getenv, stdin); err != nil {
+			fmt.Fprintln(stderr, "replay:", events.RedactIDs(err.Error()))
+			return 1
+		}
+	} else {
+		data, err := readInput(*file, stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "replay:", err)
+			return 1
+		}
+		if evs, err = events.DecodeEvents(data); err != nil {
+			fmt.Fprintln(stderr, "replay:", events.RedactIDs(err.Error()))
+			return 1
+		}
 	}
 	out := json.NewEncoder(stdout)
 	if *dry {
@@ -115,6 +132,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 	}
 	return 0
+}
+
+// readFailedBatch reads the failure queue message in name and the batch it
+// describes back from the stream (DYNAMODB_ENDPOINT for DynamoDB Local).
+func readFailedBatch(ctx context.Context, name string, getenv func(string) string, stdin io.Reader) ([]lambdaevents.DynamoDBEvent, error) {
+	data, err := readInput(name, stdin)
+	if err != nil {
+		return nil, err
+	}
+	f, err := streamproc.DecodeFailure(data)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := awsclients.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := streamproc.ReadRange(ctx, clients.Streams, f)
+	if err != nil {
+		return nil, err
+	}
+	return []lambdaevents.DynamoDBEvent{{Records: recs}}, nil
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

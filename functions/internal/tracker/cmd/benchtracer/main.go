@@ -32,8 +32,13 @@ func main() {
 	frames := flag.Int("frames", 300, "frames per clip")
 	python := flag.String("python", "/usr/bin/python3", "Python 3 with cv2 (Debian's python3-opencv)")
 	out := flag.String("out", "testoutput/bench-tracer", "where the clips and results go")
+	repeat := flag.Int("repeat", 3, "runs per tracker and clip (the best fps is kept)")
+	only := flag.String("only", "", "run only this condition (clean, fast-blur, rotate-noise-drift, occlusion)")
 	flag.Parse()
-	if err := run(*width, *height, *frames, *python, *out); err != nil {
+	if *only != "" {
+		groundtruth.Conditions = []string{*only}
+	}
+	if err := run(*width, *height, *frames, max(*repeat, 1), *python, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-tracer:", err)
 		os.Exit(1)
 	}
@@ -47,7 +52,7 @@ type result struct {
 	fps    float64
 }
 
-func run(w, h, frames int, python, out string) error {
+func run(w, h, frames, repeat int, python, out string) error {
 	ctx := context.Background()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -60,7 +65,7 @@ func run(w, h, frames int, python, out string) error {
 	fmt.Printf("## Tracer accuracy (make bench-tracer)\n\n")
 	fmt.Printf("Clips: %dx%d, %d frames at 25 fps, H.264 (libx264 CRF 18, yuv420p), targets: textured discs of radius %d px on a textured background, 3 per clip.\n",
 		w, h, frames, groundtruth.TargetRadius)
-	fmt.Printf("This tracker: %s; sub-pixel: quadratic fit + Lucas-Kanade; decoding: ffmpeg -> gray pipe (video.ReadFrames); GOMAXPROCS=%d.\n",
+	fmt.Printf("This tracker: %s; sub-pixel: quadratic fit + Lucas-Kanade; decoding: ffmpeg -> gray pipe (video.ReadFrames, frame size and count from the movie row, no probe; the ffmpeg process start is included); GOMAXPROCS=%d.\n",
 		p, runtime.GOMAXPROCS(0))
 	var rows []string
 	var params []string
@@ -81,19 +86,31 @@ func run(w, h, frames int, python, out string) error {
 		for k, t := range truth[0] {
 			starts[k] = [2]float64{t.X, t.Y}
 		}
-		ours, err := trackOurs(ctx, clip, p, starts)
-		if err != nil {
-			return fmt.Errorf("%s: %w", cond, err)
-		}
-		results := []result{ours}
-		for _, method := range []string{"template", "lk"} {
-			r, ps, err := trackOpenCV(ctx, python, script, clip, out, cond, method, starts, p)
+		// Each tracker runs `repeat` times, interleaved, and keeps its best
+		// fps: on a shared machine the slowest runs measure the neighbours.
+		// Tracking is deterministic, so the points are the first run's.
+		results := make([]result, 3)
+		for rep := range repeat {
+			ours, err := trackOurs(ctx, clip, w, h, frames, p, starts)
 			if err != nil {
-				return fmt.Errorf("%s, OpenCV %s: %w", cond, method, err)
+				return fmt.Errorf("%s: %w", cond, err)
 			}
-			results = append(results, r)
-			if !slices.Contains(params, ps) {
-				params = append(params, ps)
+			got := []result{ours}
+			for _, method := range []string{"template", "lk"} {
+				r, ps, err := trackOpenCV(ctx, python, script, clip, out, cond, method, starts, p)
+				if err != nil {
+					return fmt.Errorf("%s, OpenCV %s: %w", cond, method, err)
+				}
+				got = append(got, r)
+				if !slices.Contains(params, ps) {
+					params = append(params, ps)
+				}
+			}
+			for i, r := range got {
+				if rep == 0 {
+					results[i] = r
+				}
+				results[i].fps = max(results[i].fps, r.fps)
 			}
 		}
 		fmt.Printf("- %s: %s\n", cond, s.Description)
@@ -106,10 +123,10 @@ func run(w, h, frames int, python, out string) error {
 	for _, ps := range params {
 		fmt.Printf("- OpenCV: %s\n", ps)
 	}
-	fmt.Printf("\nError: distance to the true center over points reported while the target is less than half hidden. " +
-		"Within 2 px: of all target-frames less than half hidden (a lost point counts as a miss). " +
-		"Lost while visible: no point although the target is wholly visible. Occluded: points reported while at least 3/4 of the target is hidden, and in brackets those of them more than 2 px from the true center (invented). " +
-		"Re-acquired: frames from the target being less than 1/4 hidden again to its first point within 2 px of the truth (occlusion clip). fps: frames per second, decoding included, 2 cores.\n\n")
+	fmt.Printf("\nError: distance to the true center over points reported while the target is less than half hidden. "+
+		"Within 2 px: of all target-frames less than half hidden (a lost point counts as a miss). "+
+		"Lost while visible: no point although the target is wholly visible. Occluded: points reported while at least 3/4 of the target is hidden, and in brackets those of them more than 2 px from the true center (invented). "+
+		"Re-acquired: frames from the target being less than 1/4 hidden again to its first point within 2 px of the truth (occlusion clip). fps: frames per second, decoding included, best of %d interleaved runs, on %d cores shared with other work.\n\n", repeat, runtime.NumCPU())
 	fmt.Println("| clip | tracker | mean err (px) | p95 err (px) | within 2 px | lost while visible | reported while occluded (invented) | re-acquired after | fps |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
@@ -123,15 +140,13 @@ func run(w, h, frames int, python, out string) error {
 // peakHeap is the largest Go heap seen while this tracker ran.
 var peakHeap uint64
 
-func trackOurs(ctx context.Context, clip string, p tracker.Params, starts [][2]float64) (result, error) {
+func trackOurs(ctx context.Context, clip string, w, h, frames int, p tracker.Params, starts [][2]float64) (result, error) {
 	r := result{name: "this tracker"}
+	// The frame size and count come from the movie row (the ingest probed
+	// the file once), as in the product: no probe here.
 	begin := time.Now()
-	info, err := video.Probe(ctx, clip)
-	if err != nil {
-		return r, err
-	}
 	var trk *tracker.Tracker
-	err = video.ReadFrames(ctx, clip, video.ReadOptions{End: info.FrameCount, Width: info.Width, Height: info.Height}, func(f video.Frame) error {
+	err := video.ReadFrames(ctx, clip, video.ReadOptions{End: frames, Width: w, Height: h}, func(f video.Frame) error {
 		var pts []tracker.Point
 		var err error
 		if trk == nil {

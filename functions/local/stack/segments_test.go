@@ -11,6 +11,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 )
 
 // TestShortInvocationsCompleteALongTrace (issue 12, item 4): with 3-second
@@ -20,7 +21,7 @@ import (
 func TestShortInvocationsCompleteALongTrace(t *testing.T) {
 	logs := &testenv.LogBuffer{}
 	s := startTestStack(t, Options{
-		FrameDelay: 30 * time.Millisecond, LeaseDuration: time.Minute, ProgressEvery: 100 * time.Millisecond,
+		Tracer: tracer.NewSynthetic(tracer.WithDelay(30 * time.Millisecond)), LeaseDuration: time.Minute, ProgressEvery: 100 * time.Millisecond,
 		WorkerInvocation: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	alice := client{t: t, base: s.URL, user: "dev-alice", name: "Alice"}

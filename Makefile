@@ -123,6 +123,11 @@ build-%: ## Build one function, e.g. make build-worker
 	@mkdir -p build/$*
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$*/bootstrap ./functions/$*
 
+.PHONY: import
+import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN
+	@test -n "$(FILE)" || { echo "usage: make import FILE=movie.mp4 [TITLE='A title']" >&2; exit 2; }
+	$(GO) run ./functions/local/importmovie -file "$(FILE)" -title "$(TITLE)"
+
 .PHONY: layer
 layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into build/ffmpeg-layer
 	$(GO) run ./infra/ffmpeglayer -out build/ffmpeg-layer -cache $(TOOLS)/ffmpeg-layer-npm
@@ -188,7 +193,7 @@ clean: ## Remove build/ and cdk.out/
 # histories against DynamoDB Local, each checked for linearizability
 # (porcupine) and for the protocol's invariants, the checker's own tests
 # (functions/internal/proof/...), then the dynamo differential test with
-# RAPID_CHECKS checks per command kind (15 kinds). Every part appends `proof-count key=value ...` lines to
+# RAPID_CHECKS checks per command kind (18 kinds). Every part appends `proof-count key=value ...` lines to
 # $(PROOF_COUNTS); cmd/proofsum adds them up into the last line of the
 # output, e.g. `proof: histories=1000 violations=0 ...`. A part added later
 # (fault injection, fuzzing) goes into proof-suite and appends its own counts

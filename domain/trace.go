@@ -294,3 +294,11 @@ func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
 // Done (FinalizeStaleTrace, segment.go): the row already records this job as
 // failed (a retried finalize, or the worker's own FailJob).
 func (c FinalizeStaleTrace) Done() Cond { return finished(c.Job.ID, StatusFailed) }
+
+// Done (HandOffJob, segment.go): the row shows this very hand-off (the job's
+// lease unclaimed at the next segment, renewed at Now, the checkpoint
+// recorded): a retried request whose first answer was lost.
+func (c HandOffJob) Done() Cond {
+	return And{namesJob(c.JobID), Claimed(false), SegmentIs(c.Segment + 1),
+		Cmp(FieldFramesWritten, OpEq, c.FramesWritten), sameRenewal(c.Now, c.Duration)}
+}

@@ -22,6 +22,9 @@ const (
 	// write and a later commit replaced it (a stale takeover). No worker can
 	// finish that job any more, so this is its outcome.
 	TracingAbandoned EventType = "movie.tracing.abandoned"
+	// TracingCancelled: the user who started the job cancelled it
+	// (domain.CancelTrace); the job's frames written so far are kept.
+	TracingCancelled EventType = "movie.tracing.cancelled"
 )
 
 // Event is a domain event derived from one committed change of a movie row.
@@ -97,7 +100,7 @@ func Derive(old, new *domain.Movie) []Event {
 	// completed / failed: a job record that was not there before.
 	var finished *domain.JobRecord
 	if j := new.LastJob; j != nil && (old == nil || old.LastJob == nil || old.LastJob.JobID != j.JobID) &&
-		(new.Status == domain.StatusTraced || new.Status == domain.StatusFailed) && j.Status == new.Status {
+		(new.Status == domain.StatusTraced || new.Status == domain.StatusFailed || new.Status == domain.StatusCancelled) && j.Status == new.Status {
 		finished = j
 	}
 
@@ -117,9 +120,12 @@ func Derive(old, new *domain.Movie) []Event {
 			UserID: finished.UserID, UserName: finished.UserName,
 			At: finished.FinishedAt.UTC(), FromFrame: finished.FromFrame, Version: new.Version,
 		}
-		if finished.Status == domain.StatusFailed {
+		switch finished.Status {
+		case domain.StatusFailed:
 			e.Type = TracingFailed
 			e.Summary = domain.SanitizeSummary(finished.FailureSummary)
+		case domain.StatusCancelled:
+			e.Type = TracingCancelled
 		}
 		out = append(out, e.withTrace(new, old, finished.Frames))
 	}

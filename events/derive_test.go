@@ -209,3 +209,23 @@ func assertNoLeaseID(t *testing.T, v any, ids ...string) {
 		}
 	}
 }
+
+func TestDeriveCancelled(t *testing.T) {
+	r := newRow(t).do(
+		started(job1, alice, t0, 0),
+		domain.ClaimJob{JobID: job1, Now: t0.Add(time.Second), Duration: leaseD},
+	)
+	m := r.m
+	next, err := domain.Execute(&m, domain.CancelTrace{Job: *m.Lease, User: alice, Now: t0.Add(time.Minute), FramesWritten: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := Derive(&m, &next)
+	if len(evs) != 1 || evs[0].Type != TracingCancelled || evs[0].JobID != job1 || evs[0].UserName != alice.Name ||
+		!evs[0].At.Equal(t0.Add(time.Minute)) || evs[0].Frames != 7 || evs[0].Summary != "" {
+		t.Fatalf("a cancel derived %+v, want one cancelled event (and no abandoned one)", evs)
+	}
+	if it := NewAuditItem(evs[0]); it.Type != "movie.tracing.cancelled" || it.EventKey != job1+"#movie.tracing.cancelled" {
+		t.Fatalf("audit item %+v", it)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
@@ -47,7 +48,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 	if err != nil {
 		return nil, log, err
 	}
-	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvFramesTable, config.EnvAuditTable, config.EnvMoviesBkt)
+	cfg, err := config.FromEnv(getenv, envvar.MoviesTable, envvar.FramesTable, envvar.AuditTable, envvar.MoviesBucket)
 	if err != nil {
 		return nil, log, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
@@ -30,7 +31,7 @@ func main() {
 
 func build(ctx context.Context, getenv func(string) string) (*ingest.Handler, *slog.Logger, error) {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromEnv(getenv, config.EnvMoviesTable, config.EnvMoviesBkt)
+	cfg, err := config.FromEnv(getenv, envvar.MoviesTable, envvar.MoviesBucket)
 	if err != nil {
 		return nil, log, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromProcess(config.EnvAuditTable, config.EnvQueueURL, config.EnvPoisonQueue)
+	cfg, err := config.FromProcess(envvar.AuditTable, envvar.TraceQueueURL, envvar.PoisonQueueURL)
 	if err != nil {
 		// A missing setting is a deployment error: fail the init, visibly.
 		log.Error("configuration", slog.String("error", err.Error()))

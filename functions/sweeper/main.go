@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
@@ -20,7 +21,7 @@ import (
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromProcess(config.EnvMoviesTable)
+	cfg, err := config.FromProcess(envvar.MoviesTable)
 	if err != nil {
 		log.Error("configuration", slog.String("error", err.Error()))
 		os.Exit(1)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
@@ -24,7 +25,7 @@ import (
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
 	// A missing or malformed setting is a deployment error: fail the init, visibly.
-	cfg, err := config.FromProcess(config.EnvMoviesTable, config.EnvFramesTable, config.EnvQueueURL)
+	cfg, err := config.FromProcess(envvar.MoviesTable, envvar.FramesTable, envvar.TraceQueueURL)
 	if err != nil {
 		log.Error("configuration", slog.String("error", err.Error()))
 		os.Exit(1)

@@ -3,6 +3,9 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // StreamFilters are the movies-stream event filters: Lambda invokes the
@@ -27,21 +30,29 @@ import (
 // the bulk of the writes and never invoke the function. REMOVE records are
 // dropped too (Derive returns nothing for a deleted row).
 func StreamFilters() *[]*map[string]interface{} {
-	status := func(values ...string) map[string]interface{} {
-		return map[string]interface{}{"status": map[string]interface{}{"S": awslambda.FilterRule_Or(*jsii.Strings(values...)...)}}
+	status := func(values ...domain.Status) map[string]interface{} {
+		return map[string]interface{}{events.AttrStatus: map[string]interface{}{"S": awslambda.FilterRule_Or(*jsii.Strings(statusStrings(values)...)...)}}
 	}
 	return &[]*map[string]interface{}{
 		awslambda.FilterCriteria_Filter(&map[string]interface{}{
 			"eventName": awslambda.FilterRule_Or(jsii.String("INSERT"), jsii.String("MODIFY")),
-			"dynamodb":  map[string]interface{}{"NewImage": status("tracing")},
+			"dynamodb":  map[string]interface{}{"NewImage": status(domain.StatusTracing)},
 		}),
 		awslambda.FilterCriteria_Filter(&map[string]interface{}{
 			"eventName": awslambda.FilterRule_Or(jsii.String("MODIFY")),
-			"dynamodb":  map[string]interface{}{"OldImage": status("tracing")},
+			"dynamodb":  map[string]interface{}{"OldImage": status(domain.StatusTracing)},
 		}),
 		awslambda.FilterCriteria_Filter(&map[string]interface{}{
 			"eventName": awslambda.FilterRule_Or(jsii.String("INSERT")),
-			"dynamodb":  map[string]interface{}{"NewImage": status("traced", "tracing_failed")},
+			"dynamodb":  map[string]interface{}{"NewImage": status(domain.StatusTraced, domain.StatusFailed)},
 		}),
 	}
+}
+
+func statusStrings(ss []domain.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // addFunctions creates the api, streamprocessor and worker functions, each
@@ -19,12 +21,12 @@ import (
 func (s *Stack) addFunctions() {
 	apiRole := s.function(API, "HTTP API: leases, edits, trace requests, movie metadata",
 		APITimeoutSeconds, 256, map[string]*string{
-			EnvMoviesTable: s.Movies.TableName(),
-			EnvFramesTable: s.Frames.TableName(),
-			EnvAuditTable:  s.Audit.TableName(),
+			envvar.MoviesTable: s.Movies.TableName(),
+			envvar.FramesTable: s.Frames.TableName(),
+			envvar.AuditTable:  s.Audit.TableName(),
 		})
 	if s.cfg.CORSOrigin != "" {
-		s.Functions[API].AddEnvironment(jsii.String(EnvCORSOrigin), jsii.String(s.cfg.CORSOrigin), nil)
+		s.Functions[API].AddEnvironment(jsii.String(envvar.CORSOrigin), jsii.String(s.cfg.CORSOrigin), nil)
 	}
 	allow(apiRole, "MoviesReadWrite", []*string{s.Movies.TableArn()},
 		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem")
@@ -33,8 +35,8 @@ func (s *Stack) addFunctions() {
 
 	streamRole := s.function(StreamProcessor, "Movies stream: enqueue trace jobs, project audit events",
 		StreamProcessorTimeoutSeconds, 256, map[string]*string{
-			EnvAuditTable: s.Audit.TableName(),
-			EnvQueueURL:   s.TraceQueue.QueueUrl(),
+			envvar.AuditTable:    s.Audit.TableName(),
+			envvar.TraceQueueURL: s.TraceQueue.QueueUrl(),
 		})
 	allow(streamRole, "EnqueueTraceJobs", []*string{s.TraceQueue.QueueArn()}, "sqs:SendMessage")
 	// The audit projection writes conditional Puts in TransactWriteItems,
@@ -43,9 +45,9 @@ func (s *Stack) addFunctions() {
 
 	workerRole := s.function(Worker, "Trace jobs: claim, write frames, publish the terminal state",
 		WorkerTimeoutSeconds, 512, map[string]*string{
-			EnvMoviesTable: s.Movies.TableName(),
-			EnvFramesTable: s.Frames.TableName(),
-			EnvQueueURL:    s.TraceQueue.QueueUrl(),
+			envvar.MoviesTable:   s.Movies.TableName(),
+			envvar.FramesTable:   s.Frames.TableName(),
+			envvar.TraceQueueURL: s.TraceQueue.QueueUrl(),
 		})
 	// Frame writes are TransactWriteItems, which IAM authorizes item by
 	// item: a ConditionCheck of the job fence on the movie row
@@ -75,8 +77,8 @@ func (s *Stack) function(name, description string, timeoutSeconds, memoryMB floa
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: jsii.Strings(*logs.LogGroupArn()),
 	}))
-	env[EnvLeaseSecs] = jsii.String(strconv.Itoa(LeaseSeconds))
-	env[EnvLogLevel] = jsii.String(s.cfg.LogLevel)
+	env[envvar.LeaseSeconds] = jsii.String(strconv.Itoa(LeaseSeconds))
+	env[envvar.LogLevel] = jsii.String(s.cfg.LogLevel)
 	fn := awslambda.NewFunction(s.Stack, jsii.String(id+"Function"), &awslambda.FunctionProps{
 		Description:   jsii.String(description),
 		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Movie storage: the movies bucket, the upload queue its notifications go
@@ -49,13 +51,6 @@ const (
 	// In Lambda a layer is extracted under /opt.
 	LayerFFmpeg  = "/opt/bin/ffmpeg"
 	LayerFFprobe = "/opt/bin/ffprobe"
-)
-
-// Environment variables of the movie storage.
-const (
-	EnvMoviesBucket = "MOVIES_BUCKET"
-	EnvFFmpeg       = "FFMPEG"
-	EnvFFprobe      = "FFPROBE"
 )
 
 // addMovieStorage creates the bucket, the upload queue and its DLQ, the
@@ -121,10 +116,10 @@ func (s *Stack) addMovieStorage() {
 	bucket := s.MoviesBucket.BucketName()
 	ingestRole := s.function(Ingest, "Movie uploads: probe with ffprobe, write frame images, ready or ingest_failed",
 		IngestTimeoutSeconds, IngestMemoryMB, map[string]*string{
-			EnvMoviesTable:  s.Movies.TableName(),
-			EnvMoviesBucket: bucket,
-			EnvFFmpeg:       jsii.String(LayerFFmpeg),
-			EnvFFprobe:      jsii.String(LayerFFprobe),
+			envvar.MoviesTable:  s.Movies.TableName(),
+			envvar.MoviesBucket: bucket,
+			envvar.FFmpeg:       jsii.String(LayerFFmpeg),
+			envvar.FFprobe:      jsii.String(LayerFFprobe),
 		})
 	ingest := s.Functions[Ingest]
 	ingest.AddLayers(s.FFmpegLayer)
@@ -147,7 +142,7 @@ func (s *Stack) addMovieStorage() {
 	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject", "s3:DeleteObject")
 	allow(apiRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:DeleteObject")
 	allow(apiRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
-	s.Functions[API].AddEnvironment(jsii.String(EnvMoviesBucket), bucket, nil)
+	s.Functions[API].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
 
 	// The tracer decodes the movie with ffmpeg from a presigned GET.
 	workerRole := s.Roles[Worker]
@@ -156,9 +151,9 @@ func (s *Stack) addMovieStorage() {
 	allow(workerRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:GetObject", "s3:PutObject")
 	worker := s.Functions[Worker]
 	worker.AddLayers(s.FFmpegLayer)
-	worker.AddEnvironment(jsii.String(EnvMoviesBucket), bucket, nil)
-	worker.AddEnvironment(jsii.String(EnvFFmpeg), jsii.String(LayerFFmpeg), nil)
-	worker.AddEnvironment(jsii.String(EnvFFprobe), jsii.String(LayerFFprobe), nil)
+	worker.AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
+	worker.AddEnvironment(jsii.String(envvar.FFmpeg), jsii.String(LayerFFmpeg), nil)
+	worker.AddEnvironment(jsii.String(envvar.FFprobe), jsii.String(LayerFFprobe), nil)
 
 	arn := "Resource::<" + *s.Stack.GetLogicalId(s.MoviesBucket.Node().DefaultChild().(awss3.CfnBucket)) + ".Arn>/"
 	for _, role := range []string{Ingest, API} {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"testing"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // The movies bucket: private, encrypted, TLS-only, unversioned, with the
@@ -105,8 +107,8 @@ func TestFFmpegLayer(t *testing.T) {
 				t.Errorf("%s/%s: layers %v, want [%v]", key, name, layers, layer)
 			}
 			vars := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if vars[EnvFFmpeg] != LayerFFmpeg || vars[EnvFFprobe] != LayerFFprobe {
-				t.Errorf("%s/%s: FFMPEG %v FFPROBE %v", key, name, vars[EnvFFmpeg], vars[EnvFFprobe])
+			if vars[envvar.FFmpeg] != LayerFFmpeg || vars[envvar.FFprobe] != LayerFFprobe {
+				t.Errorf("%s/%s: FFMPEG %v FFPROBE %v", key, name, vars[envvar.FFmpeg], vars[envvar.FFprobe])
 			}
 		}
 		if _, has := props(functionResource(t, fx, key, API))["Layers"]; has {

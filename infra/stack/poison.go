@@ -6,10 +6,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
-)
 
-// EnvPoisonQueueURL is POISON_QUEUE_URL: the stream processor's poison queue.
-const EnvPoisonQueueURL = "POISON_QUEUE_URL"
+	"github.com/movietrace/tracinglocks/functions/envvar"
+)
 
 // addStreamPoison creates the stream processor's poison queue and wires it:
 // a stream record that can never decode is sent there (redacted, with its
@@ -25,7 +24,7 @@ func (s *Stack) addStreamPoison() {
 			"nothing consumes it automatically, so a dead-letter queue behind it would never receive a message. Its depth is alarmed."),
 	}}, jsii.Bool(false))
 	fn := s.Functions[StreamProcessor]
-	fn.AddEnvironment(jsii.String(EnvPoisonQueueURL), s.StreamPoison.QueueUrl(), nil)
+	fn.AddEnvironment(jsii.String(envvar.PoisonQueueURL), s.StreamPoison.QueueUrl(), nil)
 	allow(s.Roles[StreamProcessor], "SetAsidePoisonRecords", []*string{s.StreamPoison.QueueArn()}, "sqs:SendMessage")
 
 	period := awscdk.Duration_Minutes(jsii.Number(float64(s.cfg.Alarms.PeriodMinutes)))

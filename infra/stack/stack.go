@@ -70,17 +70,6 @@ const (
 	WorkerBatchSize = 1
 )
 
-// Environment variables the functions read (functions/internal/config).
-const (
-	EnvMoviesTable = "MOVIES_TABLE"
-	EnvFramesTable = "FRAMES_TABLE"
-	EnvAuditTable  = "AUDIT_TABLE"
-	EnvQueueURL    = "TRACE_QUEUE_URL"
-	EnvLeaseSecs   = "LEASE_SECONDS"
-	EnvLogLevel    = "LOG_LEVEL"
-	EnvCORSOrigin  = "CORS_ORIGIN"
-)
-
 // Props configures NewStack.
 type Props struct {
 	awscdk.StackProps

@@ -5,6 +5,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Sweeper is the scheduled function that finalises stale tracing leases
@@ -24,7 +26,7 @@ const (
 // invocation (docs/worker.md, "Segments").
 func (s *Stack) addSweeper() {
 	role := s.function(Sweeper, "Finalise stale tracing leases nobody took over", SweeperTimeoutSeconds, 256,
-		map[string]*string{EnvMoviesTable: s.Movies.TableName()})
+		map[string]*string{envvar.MoviesTable: s.Movies.TableName()})
 	allow(role, "MoviesSweep", []*string{s.Movies.TableArn()}, "dynamodb:Scan", "dynamodb:UpdateItem")
 	rule := awsevents.NewRule(s.Stack, jsii.String("SweeperSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Run the sweeper: finalise stale tracing leases"),

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // The stacks every assertion looks at, synthesized once, in one app, by the
@@ -371,11 +373,11 @@ func TestTraceQueue(t *testing.T) {
 // --- functions --------------------------------------------------------------
 
 var wantEnv = map[string][]string{
-	API:             {EnvAuditTable, EnvCORSOrigin, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
-	StreamProcessor: {EnvAuditTable, EnvLeaseSecs, EnvLogLevel, EnvPoisonQueueURL, EnvQueueURL},
-	Worker:          {EnvFFmpeg, EnvFFprobe, EnvFramesTable, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable, EnvQueueURL},
-	Ingest:          {EnvFFmpeg, EnvFFprobe, EnvLeaseSecs, EnvLogLevel, EnvMoviesBucket, EnvMoviesTable},
-	Sweeper:         {EnvLeaseSecs, EnvLogLevel, EnvMoviesTable},
+	API:             {envvar.AuditTable, envvar.CORSOrigin, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
+	StreamProcessor: {envvar.AuditTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.PoisonQueueURL, envvar.TraceQueueURL},
+	Worker:          {envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.TraceQueueURL},
+	Ingest:          {envvar.FFmpeg, envvar.FFprobe, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
+	Sweeper:         {envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
@@ -402,13 +404,13 @@ func TestFunctions(t *testing.T) {
 			vars, _ := p["Environment"].(map[string]any)["Variables"].(map[string]any)
 			wantVars := wantEnv[name]
 			if name == API && cfg.CORSOrigin == "" {
-				wantVars = slices.DeleteFunc(slices.Clone(wantVars), func(v string) bool { return v == EnvCORSOrigin })
+				wantVars = slices.DeleteFunc(slices.Clone(wantVars), func(v string) bool { return v == envvar.CORSOrigin })
 			}
 			if got, want := strings.Join(sortedKeys(vars), ","), strings.Join(wantVars, ","); got != want {
 				t.Errorf("%s/%s: environment %s, want %s", key, name, got, want)
 			}
-			if vars[EnvLeaseSecs] != "900" || vars[EnvLogLevel] != cfg.LogLevel {
-				t.Errorf("%s/%s: LEASE_SECONDS %v LOG_LEVEL %v", key, name, vars[EnvLeaseSecs], vars[EnvLogLevel])
+			if vars[envvar.LeaseSeconds] != "900" || vars[envvar.LogLevel] != cfg.LogLevel {
+				t.Errorf("%s/%s: LEASE_SECONDS %v LOG_LEVEL %v", key, name, vars[envvar.LeaseSeconds], vars[envvar.LogLevel])
 			}
 			hasProps(t, tpl, "AWS::Lambda::Function", map[string]any{
 				"Role":          getAtt(st, st.Roles[name], "Arn"),
@@ -417,8 +419,8 @@ func TestFunctions(t *testing.T) {
 			hasProps(t, tpl, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": cfg.LogRetentionDays})
 		}
 		api := props(functionResource(t, fx, key, API))["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if cfg.CORSOrigin != "" && api[EnvCORSOrigin] != cfg.CORSOrigin {
-			t.Errorf("%s: CORS_ORIGIN %v, want %s", key, api[EnvCORSOrigin], cfg.CORSOrigin)
+		if cfg.CORSOrigin != "" && api[envvar.CORSOrigin] != cfg.CORSOrigin {
+			t.Errorf("%s: CORS_ORIGIN %v, want %s", key, api[envvar.CORSOrigin], cfg.CORSOrigin)
 		}
 		for name, want := range map[string]float64{API: APITimeoutSeconds, StreamProcessor: StreamProcessorTimeoutSeconds, Worker: WorkerTimeoutSeconds} {
 			if got := props(functionResource(t, fx, key, name))["Timeout"]; got != want {

@@ -10,12 +10,21 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
+
+// Tables names an environment's three tables (the same fields as
+// dynamo.Tables, which converts from it: config names things, it does not
+// depend on the storage adapter).
+type Tables struct {
+	Movies string
+	Frames string
+	Audit  string
+}
 
 // Config is what every function may need; each uses a part of it.
 type Config struct {
-	Tables   dynamo.Tables
+	Tables   Tables
 	QueueURL string
 	// PoisonQueueURL is where the stream processor sets aside records that
 	// can never decode.
@@ -35,21 +44,8 @@ type Config struct {
 	MaxUploadBytes int64
 }
 
-// Environment variable names.
-const (
-	EnvMoviesTable = "MOVIES_TABLE"
-	EnvFramesTable = "FRAMES_TABLE"
-	EnvAuditTable  = "AUDIT_TABLE"
-	EnvQueueURL    = "TRACE_QUEUE_URL"
-	EnvPoisonQueue = "POISON_QUEUE_URL"
-	EnvLeaseSecs   = "LEASE_SECONDS"
-	EnvLogLevel    = "LOG_LEVEL"
-	EnvDynamoDB    = "DYNAMODB_ENDPOINT"
-	EnvSQS         = "SQS_ENDPOINT"
-	EnvS3          = "S3_ENDPOINT"
-	EnvMoviesBkt   = "MOVIES_BUCKET"
-	EnvMaxUpload   = "MOVIE_MAX_BYTES"
-)
+// Environment variable names: see package envvar, the one list the CDK
+// stack uses too.
 
 // FromEnv reads the configuration from getenv (os.Getenv in production).
 // required lists the variables this function cannot run without.
@@ -60,32 +56,32 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 		}
 	}
 	c := Config{
-		Tables:           dynamo.Tables{Movies: getenv(EnvMoviesTable), Frames: getenv(EnvFramesTable), Audit: getenv(EnvAuditTable)},
-		QueueURL:         getenv(EnvQueueURL),
-		PoisonQueueURL:   getenv(EnvPoisonQueue),
+		Tables:           Tables{Movies: getenv(envvar.MoviesTable), Frames: getenv(envvar.FramesTable), Audit: getenv(envvar.AuditTable)},
+		QueueURL:         getenv(envvar.TraceQueueURL),
+		PoisonQueueURL:   getenv(envvar.PoisonQueueURL),
 		LeaseDuration:    domain.DefaultLeaseDuration,
-		DynamoDBEndpoint: getenv(EnvDynamoDB),
-		SQSEndpoint:      getenv(EnvSQS),
-		S3Endpoint:       getenv(EnvS3),
-		MoviesBucket:     getenv(EnvMoviesBkt),
+		DynamoDBEndpoint: getenv(envvar.DynamoDBEndpoint),
+		SQSEndpoint:      getenv(envvar.SQSEndpoint),
+		S3Endpoint:       getenv(envvar.S3Endpoint),
+		MoviesBucket:     getenv(envvar.MoviesBucket),
 	}
-	if v := getenv(EnvMaxUpload); v != "" {
+	if v := getenv(envvar.MaxUploadBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 || n > 5<<40 {
-			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 1 to 5 TiB", EnvMaxUpload, v)
+			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 1 to 5 TiB", envvar.MaxUploadBytes, v)
 		}
 		c.MaxUploadBytes = n
 	}
-	if v := getenv(EnvLeaseSecs); v != "" {
+	if v := getenv(envvar.LeaseSeconds); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 24*3600 {
-			return Config{}, fmt.Errorf("config: %s=%q must be 1-86400 seconds", EnvLeaseSecs, v)
+			return Config{}, fmt.Errorf("config: %s=%q must be 1-86400 seconds", envvar.LeaseSeconds, v)
 		}
 		c.LeaseDuration = time.Duration(n) * time.Second
 	}
-	if v := getenv(EnvLogLevel); v != "" {
+	if v := getenv(envvar.LogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			return Config{}, fmt.Errorf("config: %s=%q: %w", EnvLogLevel, v, err)
+			return Config{}, fmt.Errorf("config: %s=%q: %w", envvar.LogLevel, v, err)
 		}
 	}
 	return c, nil

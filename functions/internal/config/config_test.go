@@ -3,12 +3,14 @@ package config
 import (
 	"testing"
 	"time"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 func env(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 
 func TestFromEnv(t *testing.T) {
-	c, err := FromEnv(env(map[string]string{EnvMoviesTable: "m", EnvLeaseSecs: "30", EnvLogLevel: "debug"}), EnvMoviesTable)
+	c, err := FromEnv(env(map[string]string{envvar.MoviesTable: "m", envvar.LeaseSeconds: "30", envvar.LogLevel: "debug"}), envvar.MoviesTable)
 	if err != nil || c.Tables.Movies != "m" || c.LeaseDuration != 30*time.Second || c.LogLevel.String() != "DEBUG" {
 		t.Fatalf("%+v %v", c, err)
 	}
@@ -21,13 +23,13 @@ func TestFromEnv(t *testing.T) {
 func TestFromEnvRejectsGarbage(t *testing.T) {
 	for name, kv := range map[string]map[string]string{
 		"missing required":   {},
-		"lease not a number": {EnvMoviesTable: "m", EnvLeaseSecs: "soon"},
-		"lease zero":         {EnvMoviesTable: "m", EnvLeaseSecs: "0"},
-		"lease negative":     {EnvMoviesTable: "m", EnvLeaseSecs: "-5"},
-		"log level":          {EnvMoviesTable: "m", EnvLogLevel: "chatty"},
+		"lease not a number": {envvar.MoviesTable: "m", envvar.LeaseSeconds: "soon"},
+		"lease zero":         {envvar.MoviesTable: "m", envvar.LeaseSeconds: "0"},
+		"lease negative":     {envvar.MoviesTable: "m", envvar.LeaseSeconds: "-5"},
+		"log level":          {envvar.MoviesTable: "m", envvar.LogLevel: "chatty"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := FromEnv(env(kv), EnvMoviesTable); err == nil {
+			if _, err := FromEnv(env(kv), envvar.MoviesTable); err == nil {
 				t.Fatal("accepted")
 			}
 		})

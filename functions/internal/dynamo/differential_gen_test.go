@@ -22,6 +22,7 @@ var commandKinds = []string{
 	"OpenAnalysis", "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval",
 	"StartTrace", "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
 	"CompleteIngest", "FailIngest", "ExpireUpload",
+	"ClaimSegment", "HandOffJob", "FinalizeStaleTrace",
 }
 
 // ingestKinds need an awaiting upload, not a lease.
@@ -69,7 +70,7 @@ func wantsOf(kind string) wanted {
 		return wanted{}
 	case "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval", "StartTrace":
 		return wanted{kind: domain.LeaseAnalysis}
-	case "ClaimJob":
+	case "ClaimJob", "ClaimSegment", "FinalizeStaleTrace":
 		return wanted{kind: domain.LeaseTracing}
 	}
 	return wanted{kind: domain.LeaseTracing, claimed: true}
@@ -89,6 +90,17 @@ func genCase(t *rapid.T, id, kind string) (*domain.Movie, domain.Command) {
 	want := wantsOf(kind)
 	capability := rapid.SampledFrom(idPool).Draw(t, "capability")
 	m.Lease = genLease(t, want, capability, bad)
+	if m.Lease != nil && m.Lease.Kind == domain.LeaseTracing {
+		m.Lease.Segment = rapid.IntRange(0, 2).Draw(t, "segment")
+	}
+	if kind == "FinalizeStaleTrace" && m.Lease != nil {
+		// Finalizing wants a stale lease: "live" breaks it.
+		m.Lease.ExpiresAt = nowMs.Add(rapid.SampledFrom(staleOffsets).Draw(t, "finalStaleIn"))
+		if bad("live") {
+			m.Lease.ExpiresAt = nowMs.Add(rapid.SampledFrom(liveOffsets).Draw(t, "finalLiveIn"))
+		}
+		m.Lease.Claimed = rapid.Bool().Draw(t, "finalClaimed")
+	}
 	if kind == "StartTrace" && !bad("markers") && len(m.Settings.Markers) == 0 {
 		m.Settings.Markers = genMarkers(t, "storedAgain", 1)
 	}
@@ -159,6 +171,10 @@ func partsOf(kind string) []string {
 		return append(lease, "markers", "range")
 	case "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob":
 		return append(lease, "claimed")
+	case "ClaimSegment", "HandOffJob":
+		return append(lease, "claimed", "range")
+	case "FinalizeStaleTrace":
+		return []string{"exists", "present", "kind", "id", "live", "range"}
 	case "CompleteIngest", "FailIngest":
 		return []string{"exists", "status"}
 	case "ExpireUpload":
@@ -185,6 +201,21 @@ func genUpload(t *rapid.T, m *domain.Movie, bad func(string) bool) {
 	}
 	m.Upload = &domain.Upload{FileName: "a.mp4", ContentType: "video/mp4", SizeBytes: 10,
 		ExpiresAt: nowMs.Add(rapid.SampledFrom(offsets).Draw(t, "uploadExpiresIn"))}
+}
+
+// userOf draws the user an edit is bound to: mostly the stored lease's, else
+// another one or none.
+func userOf(t *rapid.T, m *domain.Movie) string {
+	switch rapid.IntRange(0, 5).Draw(t, "editUser") {
+	case 0:
+		return ""
+	case 1:
+		return rapid.SampledFrom(users).Draw(t, "anyEditUser").ID
+	}
+	if m.Lease != nil {
+		return m.Lease.UserID
+	}
+	return users[0].ID
 }
 
 func otherID(t *rapid.T, id string) string {
@@ -257,7 +288,7 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 	case "Release":
 		return domain.Release{LeaseID: capability, Now: now}
 	case "EditMarkers":
-		return domain.EditMarkers{LeaseID: capability, Now: now, Markers: genMarkers(t, "new", 0)}
+		return domain.EditMarkers{LeaseID: capability, UserID: userOf(t, m), Now: now, Markers: genMarkers(t, "new", 0)}
 	case "EditTrim":
 		end := edge(t, "newTrimEnd", 1, fc, fc, fc-1)
 		if bad("range") {
@@ -267,9 +298,9 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 			end = 1
 		}
 		start := rapid.IntRange(0, end-1).Draw(t, "newTrimStart")
-		return domain.EditTrim{LeaseID: capability, Now: now, Trim: domain.Trim{Start: start, End: end}}
+		return domain.EditTrim{LeaseID: capability, UserID: userOf(t, m), Now: now, Trim: domain.Trim{Start: start, End: end}}
 	case "EditCaptureInterval":
-		return domain.EditCaptureInterval{LeaseID: capability, Now: now, Interval: rapid.IntRange(1, 9).Draw(t, "newInterval")}
+		return domain.EditCaptureInterval{LeaseID: capability, UserID: userOf(t, m), Now: now, Interval: rapid.IntRange(1, 9).Draw(t, "newInterval")}
 	case "StartTrace":
 		from := edge(t, "fromFrame", tr.Start, tr.End-1, tr.Start, tr.End-1)
 		if bad("range") {
@@ -281,7 +312,7 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 		}
 		return domain.StartTrace{LeaseID: lease, JobID: rapid.SampledFrom(idPool).Draw(t, "newJob"), User: user, FromFrame: from, Now: now, Duration: d}
 	case "ClaimJob":
-		return domain.ClaimJob{JobID: capability, Now: now, Duration: d}
+		return domain.ClaimJob{JobID: capability, Token: rapid.SampledFrom(append([]string{""}, idPool...)).Draw(t, "claimToken"), Now: now, Duration: d}
 	case "BeginTrace":
 		return domain.BeginTrace{JobFence: fence, Duration: d, CleanBefore: frame, TotalFrames: 40}
 	case "RenewJob":
@@ -290,6 +321,36 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 		return domain.CompleteJob{Job: job, Now: now, FramesWritten: frame, CleanBefore: frame}
 	case "FailJob":
 		return domain.FailJob{Job: job, Now: now, FramesWritten: frame, Summary: "marker m0 lost at /var/task/trace.go:42 token=abc"}
+	case "ClaimSegment":
+		seg := 0
+		if m.Lease != nil {
+			seg = m.Lease.Segment
+		}
+		if bad("range") {
+			seg = (seg + 1 + rapid.IntRange(0, 1).Draw(t, "otherSegment")) % 3
+		}
+		token := rapid.SampledFrom(append([]string{""}, idPool...)).Draw(t, "segToken")
+		return domain.ClaimSegment{JobID: capability, Segment: seg, Token: token, Now: now, Duration: d}
+	case "HandOffJob":
+		seg := 0
+		if m.Lease != nil {
+			seg = m.Lease.Segment
+		}
+		if bad("range") {
+			seg = (seg + 1) % 3
+		}
+		return domain.HandOffJob{JobFence: fence, Segment: seg, Duration: d, FramesWritten: frame}
+	case "FinalizeStaleTrace":
+		snap := job
+		if m.Lease != nil {
+			snap = *m.Lease
+			snap.ID = capability
+		}
+		frames := m.Progress.FramesWritten
+		if bad("range") {
+			frames++
+		}
+		return domain.FinalizeStaleTrace{Job: snap, FramesWritten: frames, Now: now}
 	case "CompleteIngest":
 		return domain.CompleteIngest{FrameCount: rapid.IntRange(1, 130).Draw(t, "ingestFrames"), FrameRate: 29.97, Now: now,
 			Video: domain.Video{Width: 640, Height: 480, Codec: "h264", DurationSeconds: 4.2}}

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 )
 
@@ -47,12 +46,6 @@ func fenceCheck(tb testing.TB, s *dynamo.MovieStore, id string, f domain.JobFenc
 		tb.Fatal(err)
 	}
 	return fc
-}
-
-func TestFrameAttributeMatchesTable(t *testing.T) {
-	if events.AttrFrameIndex != dynamo.AttrFrame {
-		t.Fatalf("events writes %q, the table's sort key is %q", events.AttrFrameIndex, dynamo.AttrFrame)
-	}
 }
 
 func TestFramesFencedWritesKeysAndPages(t *testing.T) {

@@ -20,11 +20,8 @@ type Tables struct {
 	Audit  string
 }
 
-// Key attribute names of the frames and audit tables.
-const (
-	AttrFrame    = "frame"    // frames sort key (N): the frame index
-	AttrEventKey = "eventKey" // audit sort key (S): deterministic per (job, event type)
-)
+// Key attribute names are the item schema's (events.AttrMovieID,
+// events.AttrFrameIndex, events.AttrEventKey), which the CDK stack uses too.
 
 // Schemas returns the CreateTable inputs for the tables, the same keys and
 // stream settings the CDK stack declares. They are used by the local stack
@@ -52,14 +49,14 @@ func (t Tables) Schemas() []*dynamodb.CreateTableInput {
 		{
 			TableName: aws.String(t.Frames),
 			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID),
-				{AttributeName: aws.String(AttrFrame), AttributeType: types.ScalarAttributeTypeN}},
-			KeySchema:   []types.KeySchemaElement{hash(events.AttrMovieID), rng(AttrFrame)},
+				{AttributeName: aws.String(events.AttrFrameIndex), AttributeType: types.ScalarAttributeTypeN}},
+			KeySchema:   []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrFrameIndex)},
 			BillingMode: types.BillingModePayPerRequest,
 		},
 		{
 			TableName:            aws.String(t.Audit),
-			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID), s(AttrEventKey)},
-			KeySchema:            []types.KeySchemaElement{hash(events.AttrMovieID), rng(AttrEventKey)},
+			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID), s(events.AttrEventKey)},
+			KeySchema:            []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrEventKey)},
 			BillingMode:          types.BillingModePayPerRequest,
 		},
 	}

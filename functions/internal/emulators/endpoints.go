@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
-// Environment variables naming the AWS stand-ins' endpoints, as the tests
-// (testenv), the local stack and the Lambdas' local runs read them.
+// The environment variables naming the AWS stand-ins' endpoints (package
+// envvar), as the tests (testenv), the local stack and the Lambdas' local
+// runs read them.
 const (
-	EnvDynamoDB = "DYNAMODB_ENDPOINT"
-	EnvSQS      = "SQS_ENDPOINT"
-	EnvS3       = "S3_ENDPOINT"
+	EnvDynamoDB = envvar.DynamoDBEndpoint
+	EnvSQS      = envvar.SQSEndpoint
+	EnvS3       = envvar.S3Endpoint
 )
 
 // Endpoints are the base URLs of DynamoDB (with Streams), SQS and S3.

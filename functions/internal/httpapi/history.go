@@ -58,11 +58,11 @@ type HistorySettings struct {
 
 // historyTypes maps audit event types to the history's words.
 var historyTypes = map[events.EventType]string{
-	events.TracingStarted:     "started",
-	events.TracingCompleted:   "completed",
-	events.TracingFailed:      "failed",
-	events.TracingAbandoned:   "stopped",
-	"movie.tracing.cancelled": "cancelled",
+	events.TracingStarted:   "started",
+	events.TracingCompleted: "completed",
+	events.TracingFailed:    "failed",
+	events.TracingAbandoned: "stopped",
+	events.TracingCancelled: "cancelled",
 }
 
 type historyQuery struct {

@@ -34,3 +34,27 @@ func (h *Handler) startTrace(w http.ResponseWriter, r *http.Request, c call) err
 	}
 	return writeJSON(w, http.StatusAccepted, TraceStarted{JobID: jobID, Status: m.Status, Version: m.Version})
 }
+
+// POST /movies/{id}/traces/cancel: the user who started the running trace
+// cancels it. The route reads the movie (to name the job and its progress),
+// then makes one conditional write, domain.CancelTrace, whose precondition
+// is that this very job still holds the live tracing lease and the caller
+// started it. The worker stops at its next fenced write; the frames it
+// wrote are kept. 200 with the metadata (status tracing_cancelled).
+func (h *Handler) cancelTrace(w http.ResponseWriter, r *http.Request, c call) error {
+	m, err := h.cfg.Movies.Get(r.Context(), c.movieID)
+	if err != nil {
+		return err
+	}
+	job := m.LiveLease(c.now)
+	if job == nil || job.Kind != domain.LeaseTracing {
+		return &domain.Error{Code: domain.CodeNotTracing, Message: "no trace is running"}
+	}
+	done, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.CancelTrace{
+		Job: *job, User: c.user, Now: c.now, FramesWritten: m.Progress.FramesWritten,
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, detail(done, c.now, c.user))
+}

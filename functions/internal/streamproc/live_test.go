@@ -7,7 +7,6 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 )
 
 // TestLiveTraceLifecycle commits API-style transitions on DynamoDB Local,
@@ -126,11 +125,5 @@ func assertSafeSummary(t *testing.T, s string) {
 	}
 	if s != domain.SanitizeSummary(s) {
 		t.Errorf("summary %q is not sanitized", s)
-	}
-}
-
-func TestAuditKeyAttributeMatchesTable(t *testing.T) {
-	if events.AttrEventKey != dynamo.AttrEventKey {
-		t.Fatalf("events writes %q, the table's sort key is %q", events.AttrEventKey, dynamo.AttrEventKey)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 )
@@ -50,28 +51,28 @@ func Config() aws.Config {
 // DynamoDB returns a client for DynamoDB Local (DYNAMODB_ENDPOINT).
 func DynamoDB(tb testing.TB, opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	tb.Helper()
-	ep := endpoint(tb, "DYNAMODB_ENDPOINT")
+	ep := endpoint(tb, envvar.DynamoDBEndpoint)
 	return dynamodb.NewFromConfig(Config(), append([]func(*dynamodb.Options){func(o *dynamodb.Options) { o.BaseEndpoint = &ep }}, opts...)...)
 }
 
 // Streams returns a DynamoDB Streams client for DynamoDB Local.
 func Streams(tb testing.TB, opts ...func(*dynamodbstreams.Options)) *dynamodbstreams.Client {
 	tb.Helper()
-	ep := endpoint(tb, "DYNAMODB_ENDPOINT")
+	ep := endpoint(tb, envvar.DynamoDBEndpoint)
 	return dynamodbstreams.NewFromConfig(Config(), append([]func(*dynamodbstreams.Options){func(o *dynamodbstreams.Options) { o.BaseEndpoint = &ep }}, opts...)...)
 }
 
 // SQS returns a client for the SQS emulator (SQS_ENDPOINT).
 func SQS(tb testing.TB, opts ...func(*sqs.Options)) *sqs.Client {
 	tb.Helper()
-	ep := endpoint(tb, "SQS_ENDPOINT")
+	ep := endpoint(tb, envvar.SQSEndpoint)
 	return sqs.NewFromConfig(Config(), append([]func(*sqs.Options){func(o *sqs.Options) { o.BaseEndpoint = &ep }}, opts...)...)
 }
 
 // S3 returns a path-style client for the S3 emulator (S3_ENDPOINT; fauxqs).
 func S3(tb testing.TB) *s3.Client {
 	tb.Helper()
-	return s3store.NewClient(Config(), endpoint(tb, "S3_ENDPOINT"))
+	return s3store.NewClient(Config(), endpoint(tb, envvar.S3Endpoint))
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Info describes a movie's first video stream.
@@ -64,8 +66,8 @@ const (
 
 // Environment variables naming the executables.
 const (
-	EnvFFmpeg  = "FFMPEG"
-	EnvFFprobe = "FFPROBE"
+	EnvFFmpeg  = envvar.FFmpeg
+	EnvFFprobe = envvar.FFprobe
 )
 
 func ffmpegPath() (string, error)  { return lookTool(EnvFFmpeg, "ffmpeg") }

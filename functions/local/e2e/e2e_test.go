@@ -163,7 +163,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if got := getMovie(t, st, movieID); got.CaptureInterval != interval || got.Progress.TotalFrames != wantFrames {
 		t.Fatalf("the trace runs with interval %d and %d frames; the screen said %d", got.CaptureInterval, got.Progress.TotalFrames, interval)
 	}
-	alice.waitJS("the focus moves to the progress", `document.activeElement.id === 'progress-title'`) // defect 14
+	alice.waitJS("the focus moves to the progress", `document.activeElement.id === 'progress-title'`)    // defect 14
 	if got := alice.str(banner + `.textContent`); !strings.HasPrefix(got, "You started this trace at") { // defect 8
 		t.Errorf("Alice's banner says %q", got)
 	}

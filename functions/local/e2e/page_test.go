@@ -74,7 +74,9 @@ func (b *tab) num(expr string) float64 {
 }
 
 // activeID is the id of the focused element.
-func (b *tab) activeID() string { return b.str(`document.activeElement ? document.activeElement.id : ''`) }
+func (b *tab) activeID() string {
+	return b.str(`document.activeElement ? document.activeElement.id : ''`)
+}
 
 // noInternalWords fails when the page's visible text names an internal
 // field or code.

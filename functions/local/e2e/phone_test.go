@@ -109,6 +109,26 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	}
 	desk.checkAxe("04-desktop-other-tab")
 
+	// Cancel: Carol starts a trace with the keyboard; her other window is
+	// told it is her trace; she cancels it; the trace ends in its own
+	// outcome, the frames it wrote are kept, and the history says so.
+	phone.press("start-trace", kb.Enter, "start a trace")
+	phone.waitJS("the trace runs", progress)
+	desk.waitJS("the other window says it is her trace", banner+`.textContent.startsWith('You started this trace at')`)
+	desk.waitJS("and offers to cancel it", `!!document.querySelector('#cancel-trace')`)
+	phone.waitJS("the cancel button is there", `!!document.querySelector('#cancel-trace')`)
+	phone.press("cancel-trace", kb.Enter, "cancel the trace")
+	phone.waitJS("the page says the trace was cancelled", `document.querySelector('#movie-status').dataset.status === 'tracing_cancelled' &&
+		document.querySelector('#last-job').textContent.startsWith('Cancelled: the trace you started was stopped; the frames it had traced are kept')`)
+	if m := getMovie(t, st, movieID); m.Status != "tracing_cancelled" || m.LastJob == nil || m.LastJob.Status != "tracing_cancelled" {
+		t.Fatalf("after the cancel the API shows status %s, last job %+v", m.Status, m.LastJob)
+	}
+	phone.waitJS("the focus is on the outcome", `document.activeElement.id === 'job-title'`)
+	phone.waitJS("the history has the cancel", `!!document.querySelector('[data-testid="history-item"][data-type="cancelled"]')`)
+	phone.waitJS("Carol edits again", banner+`.dataset.mode === 'edit'`)
+	phone.waitJS("the kept frames are loaded and labelled", `+document.querySelector('#results').dataset.count > 0 && `+holds+` === 'cancelled'`)
+	phone.checkAxe("04-phone-cancelled")
+
 	// Defect 4: an unknown movie is a not-found page, not the last movie.
 	phone.do("go to an unknown movie", chromedp.Navigate(st.URL+"#/movies/no-such-movie"))
 	phone.waitJS("the not-found page shows", `!document.querySelector('#not-found').hidden && document.querySelector('#analyze-view').hidden`)

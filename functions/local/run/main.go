@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
@@ -49,7 +50,7 @@ func run() error {
 	lease := domain.DefaultLeaseDuration
 	if cfg, err := config.FromProcess(); err != nil {
 		return err
-	} else if os.Getenv(config.EnvLeaseSecs) != "" {
+	} else if os.Getenv(envvar.LeaseSeconds) != "" {
 		lease = cfg.LeaseDuration
 	}
 	addr := flag.String("addr", "127.0.0.1:8080", "loopback address of the page and the API (a free port if this one is taken)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -37,6 +38,9 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 		endpoint = opts.SQSEndpoint // fauxqs serves both
 	}
 	s.S3 = s3store.NewClient(LocalConfig(), endpoint)
+	if u, err := url.Parse(endpoint); err == nil {
+		s.storageOrigin = u.Scheme + "://" + u.Host
+	}
 	uploadsURL, uploadsARN, err := createQueue(ctx, s.SQS, opts.Prefix+"-movie-uploads", opts.VisibilityTimeout)
 	if err != nil {
 		return nil, err

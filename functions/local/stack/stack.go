@@ -155,6 +155,7 @@ type Stack struct {
 	Files          *s3store.Store
 	UploadQueueURL string
 	Ingest         *ingest.Handler
+	storageOrigin  string
 	// Lease is the lease duration the API grants.
 	Lease time.Duration
 	// OIDC is the local OpenID Connect provider (nil without SignIn).
@@ -310,7 +311,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		ln.Close()
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	web.Register(mux)
+	web.RegisterWithStorage(mux, s.storageOrigin) // frame images come from the S3 emulator
 	webauth.Register(mux)
 	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
 	mux.Handle("/", parts.api)

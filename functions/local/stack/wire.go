@@ -59,7 +59,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 		return parts{}, fmt.Errorf("API handler: %w", err)
 	}
 	// The Lambda mains' wiring, on the stack's tables and queues.
-	cfg := config.Config{Tables: s.Tables, QueueURL: s.QueueURL, PoisonQueueURL: s.PoisonQueueURL, LeaseDuration: opts.LeaseDuration}
+	cfg := config.Config{Tables: config.Tables(s.Tables), QueueURL: s.QueueURL, PoisonQueueURL: s.PoisonQueueURL, LeaseDuration: opts.LeaseDuration}
 	clients := awsclients.Clients{DynamoDB: s.DynamoDB, Streams: s.Streams, SQS: s.SQS}
 	sp, err := wiring.StreamProcessor(cfg, clients, opts.Log.With("component", "streamprocessor"))
 	if err != nil {

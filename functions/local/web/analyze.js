@@ -188,7 +188,7 @@ function traceFinished(gen, m) {
   const mine = state.startedTrace || (job && job.yours);
   if (m.status === 'traced') say((mine ? 'Your trace finished: ' : 'The trace finished: ') + (job ? job.frames : 0) + ' frames traced. The results are loaded.', 'ok');
   else if (m.status === 'tracing_failed') say((mine ? 'Your trace failed. ' : 'The trace failed. ') + 'See Last trace for what was saved and what to do next.', 'error');
-  else say('The trace was cancelled.', 'info');
+  else if (m.status === 'tracing_cancelled') say((mine ? 'You cancelled the trace. ' : 'The trace was cancelled. ') + 'The frames it traced are kept.', 'info');
   state.startedTrace = false;
   // The browser that started the trace (or its user, back after leaving)
   // continues editing; anyone else may choose "Start editing".

@@ -53,7 +53,7 @@ function item(e) {
     case 'completed': text = [(e.yours ? 'Your' : e.userName + '\u2019s') + ' trace completed at ', timeEl(e.at), ': ' + frames + ' traced.']; break;
     case 'failed': text = [(e.yours ? 'Your' : e.userName + '\u2019s') + ' trace failed at ', timeEl(e.at), ' after saving ' + frames + '.' +
       (e.summary ? ' Reason: ' + e.summary : '')]; break;
-    case 'cancelled': text = [who(e) + ' cancelled the trace at ', timeEl(e.at), '; ' + frames + ' were written.']; break;
+    case 'cancelled': text = [who(e) + ' cancelled the trace at ', timeEl(e.at), '; the frames it had traced are kept.']; break;
     case 'stopped': text = [(e.yours ? 'Your' : e.userName + '\u2019s') + ' trace stopped responding; its lock lapsed at ', timeEl(e.at), '. ' + frames + ' saved.']; break;
     default: return null;
   }

@@ -13,12 +13,22 @@ const SAVE_AFTER_MS = 500; // nudges are saved once the keys rest
 
 let pending = null;
 
-export function saveMarkers(markers) {
+// saveMarkers queues one marker write: change computes the new list from
+// the markers as the previous write left them, so quick successive edits
+// (add, nudge, remove) never overwrite each other.
+let chain = Promise.resolve();
+export function saveMarkers(change) {
   clearTimeout(pending);
   pending = null;
   fieldError('markers', '');
-  return write('Markers', () => api('PUT', moviePath(state.movieId) + '/markers',
-    { leaseId: state.leaseId, body: { markers } }), [], 'markers');
+  const movie = state.movieId;
+  chain = chain.then(() => {
+    if (!state.movie || state.movieId !== movie || !state.leaseId) return false;
+    const markers = change((state.movie.markers || []).map((mk) => ({ ...mk })));
+    return write('Markers', () => api('PUT', moviePath(movie) + '/markers',
+      { leaseId: state.leaseId, body: { markers } }), [], 'markers');
+  }).catch(() => false);
+  return chain;
 }
 
 function nextID(ms) {
@@ -28,10 +38,11 @@ function nextID(ms) {
 }
 
 export function addMarker(x, y) {
-  const ms = state.movie.markers || [];
-  const n = nextID(ms);
-  state.selected = 'm' + n;
-  return saveMarkers([...ms, { id: 'm' + n, label: 'Marker ' + n, x: +x.toFixed(4), y: +y.toFixed(4) }]);
+  return saveMarkers((cur) => {
+    const n = nextID(cur);
+    state.selected = 'm' + n;
+    return [...cur, { id: 'm' + n, label: 'Marker ' + n, x: +x.toFixed(4), y: +y.toFixed(4) }];
+  });
 }
 
 const pct = (v) => Math.round(v * 1000) / 10;
@@ -47,7 +58,7 @@ export function renderMarkers(can) {
   const focusedId = list.contains(document.activeElement) ? document.activeElement.id : '';
   list.dataset.key = key;
   const items = ms.map((mk, i) => {
-    const update = (patch) => saveMarkers(ms.map((x) => x.id === mk.id ? { ...x, ...patch } : x));
+    const update = (patch) => saveMarkers((cur) => cur.map((x) => x.id === mk.id ? { ...x, ...patch } : x));
     const coord = (axis) => el('input', {
       type: 'number', id: 'marker-' + axis + '-' + mk.id, min: 0, max: 100, step: 0.5, value: pct(mk[axis]),
       disabled: !can, className: 'edit-control',
@@ -75,7 +86,7 @@ export function renderMarkers(can) {
       'Move with arrow keys'),
       el('button', { type: 'button', id: 'marker-remove-' + mk.id, disabled: !can, className: 'edit-control small-button',
         dataset: { testid: 'remove-marker' }, 'aria-label': 'Remove ' + (mk.label || 'marker ' + (i + 1)),
-        onclick: () => { saveMarkers(ms.filter((x) => x.id !== mk.id)).then(() => $('#add-marker').focus()); } }, 'Remove'));
+        onclick: () => { saveMarkers((cur) => cur.filter((x) => x.id !== mk.id)).then(() => $('#add-marker').focus()); } }, 'Remove'));
   });
   list.replaceChildren(...items);
   if (focusedId && document.getElementById(focusedId)) document.getElementById(focusedId).focus();
@@ -116,11 +127,12 @@ $('#player').addEventListener('keydown', (e) => {
     sel.y = +Math.min(Math.max(sel.y + d[1], 0), 1).toFixed(4);
     draw();
     clearTimeout(pending);
-    pending = setTimeout(() => saveMarkers(ms), SAVE_AFTER_MS);
+    const at = { x: sel.x, y: sel.y };
+    pending = setTimeout(() => saveMarkers((cur) => cur.map((x) => x.id === sel.id ? { ...x, ...at } : x)), SAVE_AFTER_MS);
   } else if (e.key === 'Delete' || e.key === 'Backspace') {
     e.preventDefault();
     state.selected = null;
-    saveMarkers(ms.filter((x) => x.id !== sel.id));
+    saveMarkers((cur) => cur.filter((x) => x.id !== sel.id));
   } else if (e.key === 'Escape') {
     state.selected = null;
     renderMarkers(true);

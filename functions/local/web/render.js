@@ -127,7 +127,9 @@ export function renderMovie() {
 // jobRange is what the last job actually traced: its frames are the last
 // `frames` of the stored ones (a trace clears everything from its start).
 export function jobRange(job) {
-  if (!job || !job.frames || state.framesKey == null || !state.framesKey.endsWith('/' + job.jobId)) return null;
+  // A cancel records the progress last published, which may trail the
+  // frames actually stored: no range is claimed for it.
+  if (!job || job.status === 'tracing_cancelled' || !job.frames || state.framesKey == null || !state.framesKey.endsWith('/' + job.jobId)) return null;
   const fs = state.frames;
   if (fs.length < job.frames) return null;
   return { first: fs[fs.length - job.frames].frame, last: fs[fs.length - 1].frame };
@@ -142,7 +144,7 @@ function renderJob(m) {
   const frames = range ? plural(job.frames, 'frame') + ' (frames ' + range.first + ' to ' + range.last + ')' : plural(job.frames, 'frame');
   let what;
   if (job.status === 'traced') what = 'Complete: ' + frames + ' traced by ' + by + ', finished ';
-  else if (job.status === 'tracing_cancelled') what = 'Cancelled by ' + by + ' after ' + frames + ', at ';
+  else if (job.status === 'tracing_cancelled') what = 'Cancelled: the trace ' + by + ' started was stopped; the frames it had traced are kept (see Results), and the next trace traces them again. Stopped at ';
   else what = 'Failed: the trace ' + by + ' started saved ' + (job.frames ? frames : 'no frames') + ' before it stopped, at ';
   replaceIfChanged($('#last-job'), [what, timeEl(job.finishedAt), '.']);
   $('#last-job').dataset.status = job.status;

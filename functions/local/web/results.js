@@ -85,6 +85,10 @@ export function downloadHolds() {
     return { kind: 'failed', label: 'Download the failed trace\u2019s frames', suffix: '-failed',
       note: 'The last trace failed: a download holds the ' + plural(n, 'frame') + ' it saved, not a complete result.' };
   }
+  if (m && m.status === 'tracing_cancelled') {
+    return { kind: 'cancelled', label: 'Download the cancelled trace\u2019s frames', suffix: '-cancelled',
+      note: 'The last trace was cancelled: a download holds the ' + plural(n, 'frame') + ' saved, not a complete result.' };
+  }
   if (m && m.status === 'traced') {
     return { kind: 'complete', label: 'Download complete results', suffix: '',
       note: 'A download holds the complete results: ' + plural(n, 'traced frame') + '.' };

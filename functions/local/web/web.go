@@ -18,14 +18,25 @@ func Files() fs.FS { return files }
 
 // Register serves the page on mux: GET / (index.html), GET /<module>.js and
 // GET /style.css. Every other path is left to the API.
-func Register(mux *http.ServeMux) {
+func Register(mux *http.ServeMux) { RegisterWithStorage(mux, "") }
+
+// RegisterWithStorage is Register for a page whose frame images come from
+// storage at another origin (the API redirects to presigned S3 URLs): the
+// Content-Security-Policy lets the page fetch from that origin too.
+func RegisterWithStorage(mux *http.ServeMux, storageOrigin string) {
+	connect, img := "'self'", "'self' blob: data:"
+	if storageOrigin != "" {
+		connect += " " + storageOrigin
+		img += " " + storageOrigin
+	}
+	csp := "default-src 'self'; connect-src " + connect + "; img-src " + img + "; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
 	static := http.FileServerFS(files)
 	serve := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			// The page is small and changes with the binary: always revalidate.
 			w.Header().Set("Cache-Control", "no-cache")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+			w.Header().Set("Content-Security-Policy", csp)
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = "/" + name
 			if name == "index.html" {

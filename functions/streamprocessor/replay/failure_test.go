@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
@@ -38,8 +38,8 @@ func TestReplayFailureMessage(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
 	env := map[string]string{
-		config.EnvAuditTable: tables.Audit, config.EnvQueueURL: *q.QueueUrl,
-		config.EnvDynamoDB: os.Getenv(config.EnvDynamoDB), config.EnvSQS: os.Getenv(config.EnvSQS),
+		envvar.AuditTable: tables.Audit, envvar.TraceQueueURL: *q.QueueUrl,
+		envvar.DynamoDBEndpoint: os.Getenv(envvar.DynamoDBEndpoint), envvar.SQSEndpoint: os.Getenv(envvar.SQSEndpoint),
 	}
 	getenv := func(k string) string { return env[k] }
 

@@ -39,6 +39,7 @@ import (
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
@@ -98,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return dryRun(evs, out, stderr)
 	}
 
-	cfg, err := config.FromEnv(getenv, config.EnvAuditTable, config.EnvQueueURL)
+	cfg, err := config.FromEnv(getenv, envvar.AuditTable, envvar.TraceQueueURL)
 	if err != nil {
 		fmt.Fprintln(stderr, "replay:", err)
 		return 1

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/awscount"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
@@ -47,9 +48,9 @@ func main() {
 }
 
 func run(n, takeovers int, lease time.Duration, lockStream bool) error {
-	endpoint := os.Getenv(config.EnvDynamoDB)
+	endpoint := os.Getenv(envvar.DynamoDBEndpoint)
 	if endpoint == "" {
-		return errors.New(config.EnvDynamoDB + " is not set: run `make bench`, which starts DynamoDB Local")
+		return errors.New(envvar.DynamoDBEndpoint + " is not set: run `make bench`, which starts DynamoDB Local")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -121,7 +122,7 @@ func coldStartRow(ctx context.Context, endpoint string) benchcmp.Row {
 		return row(coldstart.Result{}, err)
 	}
 	return row(coldstart.Measure(ctx, coldstart.Options{RIE: rie, Bootstrap: bootstrap, N: coldN, Env: []string{
-		config.EnvDynamoDB + "=" + endpoint, config.EnvMoviesTable + "=coldstart-movies", config.EnvFramesTable + "=coldstart-frames",
+		envvar.DynamoDBEndpoint + "=" + endpoint, envvar.MoviesTable + "=coldstart-movies", envvar.FramesTable + "=coldstart-frames",
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 	}}))
 }

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/internal/video"
+	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
+	"github.com/movietrace/tracinglocks/functions/local/stack"
+)
+
+// The clip of the movies test: a bright square that moves 5 px a frame over
+// a dark background, so every frame is told apart by where the square is.
+const (
+	clipW, clipH, clipFrames, clipFPS = 320, 240, 48, 24
+	squareSide                        = 40
+)
+
+func squareX(frame int) int { return 10 + 5*frame }
+
+func writeClip(t *testing.T) (string, []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "square.mp4")
+	err := videotest.Encode(t.Context(), path, videotest.Options{Width: clipW, Height: clipH, FrameRate: clipFPS, Frames: clipFrames,
+		Codec: videotest.H264, Extra: []string{"-movflags", "+faststart"}}, func(i int, g []byte) {
+		for p := range g {
+			g[p] = 30
+		}
+		for y := 100; y < 100+squareSide; y++ {
+			for x := squareX(i); x < squareX(i)+squareSide; x++ {
+				g[y*clipW+x] = 230
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
+// apiCall sends one API request as the development user Alice.
+func apiCall(t *testing.T, method, url string, body any, out any) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if body != nil {
+		if err := json.NewEncoder(&buf).Encode(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, &buf)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(httpapi.HeaderDevUser, "dev-Alice")
+	req.Header.Set(httpapi.HeaderDevUserName, "Alice")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res.StatusCode
+}
+
+// The done-when test of issue 13: on the local stack, upload an MP4 through
+// the presigned URL, see it become ready with the right frame count and
+// rate, open it in Analyze in headless Chromium, step frames, and check
+// that what the page shows is the real frame: the square where that frame
+// has it, and the page's frame image (fetched and decoded by the browser)
+// equal, pixel for pixel, to the tracer's video.ReadFrames of the file.
+func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
+	out := outputDir(t)
+	ddb, sqs := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
+	if ddb == "" || sqs == "" {
+		t.Fatal("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run the tests with `make test`")
+	}
+	logFile, err := os.Create(filepath.Join(out, "stack.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := stack.Start(t.Context(), stack.Options{
+		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, S3Endpoint: os.Getenv("S3_ENDPOINT"), Prefix: testenv.UniqueName(t, "e2e-movies"),
+		Movies: []domain.Movie{}, Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Stop(); logFile.Close() })
+
+	path, data := writeClip(t)
+	var created httpapi.MovieCreated
+	if status := apiCall(t, http.MethodPost, st.URL+"movies", map[string]any{
+		"title": "Moving square", "fileName": "square.mp4", "contentType": "video/mp4", "sizeBytes": len(data)}, &created); status != http.StatusCreated {
+		t.Fatalf("POST /movies: %d", status)
+	}
+	id := created.Movie.ID
+	req, _ := http.NewRequestWithContext(t.Context(), created.Upload.Method, created.Upload.URL, bytes.NewReader(data))
+	for k, v := range created.Upload.Headers {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("PUT to the presigned URL: %s", res.Status)
+	}
+	began := time.Now()
+	var m httpapi.MovieDetail
+	waitFor(t, "the movie is ingested", func() bool {
+		apiCall(t, http.MethodGet, st.URL+"movies/"+id, nil, &m)
+		return m.Status != domain.StatusAwaitingUpload
+	})
+	t.Logf("ingested in %s: %+v", time.Since(began).Round(time.Millisecond), m.Video)
+	if m.Status != domain.StatusReady || m.FrameCount != clipFrames || m.FrameRate != clipFPS || m.Video == nil ||
+		m.Video.Width != clipW || m.Video.Height != clipH || m.Video.Codec != "h264" {
+		t.Fatalf("after ingest: status %s frames %d rate %v video %+v (%s)", m.Status, m.FrameCount, m.FrameRate, m.Video, m.IngestFailure)
+	}
+
+	alice := newTabs(t, out, "alice")[0]
+	signIn(alice, st.URL, "Alice")
+	alice.do("open the movie in Analyze", chromedp.Navigate(st.URL+"#/movies/"+id))
+	alice.waitJS("the analysis lease", `document.querySelector('[data-testid=lease-banner]')?.dataset.mode === 'edit'`)
+	for _, frame := range []int{0, 1, 2, 3, 20} {
+		for alice.num(`+document.querySelector('#frame-label').textContent`) < float64(frame) {
+			alice.do(fmt.Sprintf("step to frame %d", frame), chromedp.Click(chromedp.ID("next-frame")))
+		}
+		// The canvas (640x360) shows the 320x240 frame scaled: the
+		// square's centre is bright, where it was a frame before is dark.
+		cx, cy := float64(squareX(frame)+squareSide/2)*640/clipW, float64(100+squareSide/2)*360/clipH
+		px, py := float64(squareX(frame)-3)*640/clipW, cy
+		expr := fmt.Sprintf(`(() => { const g = document.querySelector('#player').getContext('2d');
+			const a = g.getImageData(%d, %d, 1, 1).data, b = g.getImageData(%d, %d, 1, 1).data;
+			return a[0] > 200 && a[0] === a[2] && b[0] < 60 && b[0] === b[2]; })()`, int(cx), int(cy), int(px), int(py))
+		alice.waitJS(fmt.Sprintf("frame %d's real image on the canvas", frame), expr)
+		alice.shot(fmt.Sprintf("movies-frame-%02d", frame))
+	}
+
+	// The page's path (the API's redirect, S3, the browser's PNG decoder)
+	// against the tracer's (video.ReadFrames of the uploaded file).
+	for _, frame := range []int{0, 7, 47} {
+		js := fmt.Sprintf(`(async () => {
+			const r = await fetch('/movies/%s/frames/%d/image', {headers: {'X-Dev-User': 'dev-Alice'}});
+			const bmp = await createImageBitmap(await r.blob(), {colorSpaceConversion: 'none', premultiplyAlpha: 'none'});
+			const c = new OffscreenCanvas(bmp.width, bmp.height), g = c.getContext('2d');
+			g.drawImage(bmp, 0, 0);
+			const d = g.getImageData(0, 0, bmp.width, bmp.height).data;
+			let s = ''; for (let i = 0; i < d.length; i += 4) s += String.fromCharCode(d[i]);
+			return btoa(s); })()`, id, frame)
+		b64 := eval[string](alice, js)
+		page, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var traced []byte
+		if err := video.ReadFrames(t.Context(), path, video.ReadOptions{Start: frame, End: frame + 1}, func(f video.Frame) error {
+			traced = append([]byte(nil), f.Gray...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(page, traced) {
+			diff := 0
+			for i := range min(len(page), len(traced)) {
+				if page[i] != traced[i] {
+					diff++
+				}
+			}
+			t.Fatalf("frame %d: the browser shows %d bytes, the tracer reads %d; %d pixels differ", frame, len(page), len(traced), diff)
+		}
+	}
+}

@@ -25,6 +25,8 @@ const (
 	CodeLeaseLost Code = "lease_lost"
 	// CodeAlreadyClaimed: the job's lease is live but a worker already claimed it.
 	CodeAlreadyClaimed Code = "already_claimed"
+	// CodeExists: a movie with that ID already exists (a duplicate create).
+	CodeExists Code = "already_exists"
 	// CodeNotHeld: a release whose lease is not the live analysis lease. Release
 	// is idempotent, so callers treat this refusal as success.
 	CodeNotHeld Code = "not_held"

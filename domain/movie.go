@@ -4,6 +4,8 @@ import (
 	"math"
 	"regexp"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Status is the stored lifecycle state of a movie.
@@ -178,7 +180,10 @@ func (m Movie) View(now time.Time) View {
 }
 
 // ValidateMarkers checks a marker list on its own: at most MaxMarkers, unique
-// non-empty IDs, bounded labels, coordinates inside the frame.
+// non-empty IDs, labels of at most MaxMarkerLabel bytes of printable text
+// (valid UTF-8, no control or format characters: a label is shown to other
+// users, so it may not reorder or hide text around it), coordinates inside
+// the frame.
 func ValidateMarkers(markers []Marker) error {
 	if len(markers) > MaxMarkers {
 		return Invalid("markers", "at most %d markers", MaxMarkers)
@@ -192,6 +197,8 @@ func ValidateMarkers(markers []Marker) error {
 			return Invalid("markers.id", "duplicate marker ID %q", mk.ID)
 		case len(mk.Label) > MaxMarkerLabel:
 			return Invalid("markers.label", "at most %d bytes", MaxMarkerLabel)
+		case !printable(mk.Label):
+			return Invalid("markers.label", "must be printable text")
 		case !unit(mk.X) || !unit(mk.Y):
 			return Invalid("markers.x", "coordinates must be within [0, 1]")
 		}
@@ -201,6 +208,21 @@ func ValidateMarkers(markers []Marker) error {
 }
 
 func unit(f float64) bool { return !math.IsNaN(f) && f >= 0 && f <= 1 }
+
+// printable reports whether s is valid UTF-8 made of printable runes only
+// (unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the
+// ASCII space).
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateTrim checks a trim on its own; that End fits the movie is part of
 // the edit's precondition, because only the row knows FrameCount.

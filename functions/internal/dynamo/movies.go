@@ -121,7 +121,7 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return &domain.Error{Code: domain.CodeInvalid, Field: "id", Message: "a movie with this ID exists"}
+		return &domain.Error{Code: domain.CodeExists, Field: "id", Message: "a movie with this ID exists"}
 	}
 	if err != nil {
 		return fmt.Errorf("create movie %s: %w", m.ID, err)

@@ -154,3 +154,19 @@ func TestConcurrentOpenAnalysisHasOneWinner(t *testing.T) {
 		}
 	}
 }
+
+// A duplicate create is a conflict (409 at the API), not invalid input (it
+// was CodeInvalid, a 422); the stored movie is untouched.
+func TestDuplicateCreateIsAConflict(t *testing.T) {
+	s, _, _ := newStore(t)
+	first := createMovie(t, s, "dup")
+	again := first
+	again.Title = "Another"
+	err := s.Create(context.Background(), again)
+	if e, ok := domain.AsError(err); !ok || e.Code != domain.CodeExists || e.Field != "id" {
+		t.Fatalf("duplicate create: %v, want %s", err, domain.CodeExists)
+	}
+	if m, err := s.Get(context.Background(), "dup"); err != nil || m.Title != first.Title {
+		t.Fatalf("stored %+v (%v), want the first movie", m, err)
+	}
+}

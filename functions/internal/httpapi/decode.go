@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -251,8 +250,9 @@ func decodeMarkers(data []byte) ([]domain.Marker, error) {
 	return markers, nil
 }
 
-// checkMarker is domain.ValidateMarkers for one marker, with the field
-// path indexed, plus uniqueness against the markers before it.
+// checkMarker is domain.ValidateMarkers for one marker (every rule of a
+// marker lives there), with the field path indexed, plus uniqueness against
+// the markers before it.
 func checkMarker(path string, mk domain.Marker, before []domain.Marker) error {
 	if !unitInterval(mk.X) {
 		return domain.Invalid(path+".x", "must be within [0, 1]")
@@ -271,11 +271,6 @@ func checkMarker(path string, mk domain.Marker, before []domain.Marker) error {
 	for _, b := range before {
 		if b.ID == mk.ID {
 			return domain.Invalid(path+".id", "duplicate marker ID")
-		}
-	}
-	for _, r := range mk.Label {
-		if !unicode.IsPrint(r) {
-			return domain.Invalid(path+".label", "must be printable text")
 		}
 	}
 	return nil

@@ -42,6 +42,7 @@ var problemKinds = map[domain.Code]struct {
 	// successful release; claims are the worker's), mapped for completeness.
 	domain.CodeAlreadyClaimed: {http.StatusConflict, "Already claimed"},
 	domain.CodeNotHeld:        {http.StatusConflict, "Not held"},
+	domain.CodeExists:         {http.StatusConflict, "A movie with this ID exists"},
 	domain.CodeNotTracing:     {http.StatusConflict, "No trace is running"},
 	domain.CodeNotYourTrace:   {http.StatusForbidden, "Only the user who started the trace can cancel it"},
 	// The upload lifecycle.

@@ -248,3 +248,27 @@ func parabola(l, c, r float64) float64 {
 	}
 	return min(max(0.5*(l-r)/den, -0.5), 0.5)
 }
+
+// structure returns the eigenvalues (small, large) of the structure tensor
+// (the sum of the gradient's outer products, per pixel) of the (2r+1)^2
+// window at (cx, cy). A small one means the window has structure in one
+// direction only (an edge, a featureless bar): it cannot be located along
+// the other.
+func structure(im image, cx, cy float64, r int) (float64, float64) {
+	var sxx, sxy, syy float64
+	x0, y0 := int(math.Round(cx)), int(math.Round(cy))
+	for y := y0 - r; y <= y0+r; y++ {
+		for x := x0 - r; x <= x0+r; x++ {
+			gx := float64(im.at(x+1, y)-im.at(x-1, y)) / 2
+			gy := float64(im.at(x, y+1)-im.at(x, y-1)) / 2
+			sxx += gx * gx
+			sxy += gx * gy
+			syy += gy * gy
+		}
+	}
+	n := float64((2*r + 1) * (2*r + 1))
+	sxx, sxy, syy = sxx/n, sxy/n, syy/n
+	tr, det := sxx+syy, sxx*syy-sxy*sxy
+	d := math.Sqrt(max(tr*tr/4-det, 0))
+	return tr/2 - d, tr/2 + d
+}

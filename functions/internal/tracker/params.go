@@ -30,8 +30,11 @@ import "fmt"
 
 // Params tune the tracker. Zero fields take the defaults of DefaultParams.
 type Params struct {
-	// TemplateRadius r: templates are (2r+1) x (2r+1) pixels.
-	TemplateRadius int
+	// TemplateRadius r: templates are (2r+1) x (2r+1) pixels, or larger,
+	// up to MaxTemplateRadius, for a marker whose surroundings have
+	// structure in one direction only at this size (see templateRadius).
+	TemplateRadius    int
+	MaxTemplateRadius int
 	// SearchRadius: whole-pixel positions up to this far (in x and in y)
 	// from the predicted position are tried.
 	SearchRadius int
@@ -57,6 +60,7 @@ type Params struct {
 // prints).
 var DefaultParams = Params{
 	TemplateRadius:      10,
+	MaxTemplateRadius:   24,
 	SearchRadius:        20,
 	LostSearchRadius:    48,
 	MinConfidence:       0.5,
@@ -71,6 +75,9 @@ func (p Params) withDefaults() (Params, error) {
 	d := DefaultParams
 	if p.TemplateRadius == 0 {
 		p.TemplateRadius = d.TemplateRadius
+	}
+	if p.MaxTemplateRadius == 0 {
+		p.MaxTemplateRadius = max(d.MaxTemplateRadius, p.TemplateRadius)
 	}
 	if p.SearchRadius == 0 {
 		p.SearchRadius = d.SearchRadius
@@ -94,8 +101,8 @@ func (p Params) withDefaults() (Params, error) {
 		p.Tether = d.Tether
 	}
 	switch {
-	case p.TemplateRadius < 2 || p.TemplateRadius > 64:
-		return p, fmt.Errorf("tracker: template radius %d must be 2-64", p.TemplateRadius)
+	case p.TemplateRadius < 2 || p.MaxTemplateRadius < p.TemplateRadius || p.MaxTemplateRadius > 64:
+		return p, fmt.Errorf("tracker: template radii %d-%d must be within 2-64", p.TemplateRadius, p.MaxTemplateRadius)
 	case p.SearchRadius < 1 || p.SearchRadius > 256 || p.LostSearchRadius < p.SearchRadius || p.LostSearchRadius > 512:
 		return p, fmt.Errorf("tracker: search radii %d/%d must be 1-256 and 512 while lost", p.SearchRadius, p.LostSearchRadius)
 	case !(p.MinConfidence > 0 && p.MinConfidence < 1) || !(p.ReacquireConfidence >= p.MinConfidence && p.ReacquireConfidence < 1) ||
@@ -109,7 +116,7 @@ func (p Params) withDefaults() (Params, error) {
 
 // String is the parameters as the benchmark prints them.
 func (p Params) String() string {
-	return fmt.Sprintf("template %dx%d px, search ±%d px (±%d lost), lost below ZNCC %.2f, re-acquire at %.2f, evolve %.2f above %.2f, tether %.2f",
-		2*p.TemplateRadius+1, 2*p.TemplateRadius+1, p.SearchRadius, p.LostSearchRadius,
+	return fmt.Sprintf("template %dx%d px (up to %dx%d where one-directional), search ±%d px (±%d lost), lost below ZNCC %.2f, re-acquire at %.2f, evolve %.2f above %.2f, tether %.2f",
+		2*p.TemplateRadius+1, 2*p.TemplateRadius+1, 2*p.MaxTemplateRadius+1, 2*p.MaxTemplateRadius+1, p.SearchRadius, p.LostSearchRadius,
 		p.MinConfidence, p.ReacquireConfidence, p.Evolve, p.EvolveConfidence, p.Tether)
 }

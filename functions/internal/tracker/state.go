@@ -13,7 +13,7 @@ import (
 // continues exactly as the original would have.
 const (
 	stateMagic   = "MTRK"
-	stateVersion = 1
+	stateVersion = 2
 	maxMarkers   = 1024
 	maxSide      = 16384
 )
@@ -28,14 +28,14 @@ func (t *Tracker) MarshalBinary() ([]byte, error) {
 	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
 	w(uint16(stateVersion))
 	p := t.p
-	w([3]int32{int32(p.TemplateRadius), int32(p.SearchRadius), int32(p.LostSearchRadius)})
+	w([4]int32{int32(p.TemplateRadius), int32(p.MaxTemplateRadius), int32(p.SearchRadius), int32(p.LostSearchRadius)})
 	w([5]float64{p.MinConfidence, p.ReacquireConfidence, p.EvolveConfidence, p.Evolve, p.Tether})
 	w([2]int32{int32(t.w), int32(t.h)})
 	w(int64(t.steps))
 	w(uint16(len(t.markers)))
 	for _, m := range t.markers {
 		w([5]float64{m.x, m.y, m.vx, m.vy, m.conf})
-		w(int32(m.lostFor))
+		w([2]int32{int32(m.lostFor), int32(m.r)})
 		w(m.key)
 		w(m.cur)
 	}
@@ -48,11 +48,11 @@ func Restore(data []byte) (*Tracker, error) {
 	if len(data) < len(stateMagic)+2 || string(data[:len(stateMagic)]) != stateMagic {
 		return nil, fmt.Errorf("%w: no header", ErrBadState)
 	}
-	r := bytes.NewReader(data[len(stateMagic):])
+	rdr := bytes.NewReader(data[len(stateMagic):])
 	var err error
 	rd := func(v any) {
 		if err == nil {
-			err = binary.Read(r, binary.LittleEndian, v)
+			err = binary.Read(rdr, binary.LittleEndian, v)
 		}
 	}
 	var version uint16
@@ -60,7 +60,7 @@ func Restore(data []byte) (*Tracker, error) {
 	if err != nil || version != stateVersion {
 		return nil, fmt.Errorf("%w: version %d", ErrBadState, version)
 	}
-	var radii [3]int32
+	var radii [4]int32
 	var rates [5]float64
 	var size [2]int32
 	var steps int64
@@ -73,7 +73,7 @@ func Restore(data []byte) (*Tracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
 	}
-	p := Params{TemplateRadius: int(radii[0]), SearchRadius: int(radii[1]), LostSearchRadius: int(radii[2]),
+	p := Params{TemplateRadius: int(radii[0]), MaxTemplateRadius: int(radii[1]), SearchRadius: int(radii[2]), LostSearchRadius: int(radii[3]),
 		MinConfidence: rates[0], ReacquireConfidence: rates[1], EvolveConfidence: rates[2], Evolve: rates[3], Tether: rates[4]}
 	if q, perr := p.withDefaults(); perr != nil || q != p {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrBadState, p)
@@ -82,18 +82,23 @@ func Restore(data []byte) (*Tracker, error) {
 	if w <= 0 || h <= 0 || w > maxSide || h > maxSide || steps < 0 || n > maxMarkers {
 		return nil, fmt.Errorf("%w: %dx%d, %d steps, %d markers", ErrBadState, w, h, steps, n)
 	}
-	ts := 2*p.TemplateRadius + 1
-	if want := int64(n) * int64(5*8+4+2*4*ts*ts); int64(r.Len()) != want {
-		return nil, fmt.Errorf("%w: %d bytes of markers, want %d", ErrBadState, r.Len(), want)
-	}
 	t := &Tracker{p: p, w: w, h: h, steps: int(steps), markers: make([]marker, n), scratch: make([]scratch, n)}
 	for i := range t.markers {
 		m := &t.markers[i]
 		var f [5]float64
-		var lostFor int32
-		m.key, m.cur = make([]float32, ts*ts), make([]float32, ts*ts)
+		var ints [2]int32
 		rd(&f)
-		rd(&lostFor)
+		rd(&ints)
+		lostFor, radius := ints[0], int(ints[1])
+		if err != nil || radius < p.TemplateRadius || radius > p.MaxTemplateRadius {
+			return nil, fmt.Errorf("%w: marker %d template radius %d (%v)", ErrBadState, i, radius, err)
+		}
+		ts := 2*radius + 1
+		if rdr.Len() < 2*4*ts*ts {
+			return nil, fmt.Errorf("%w: marker %d is cut short", ErrBadState, i)
+		}
+		m.r = radius
+		m.key, m.cur = make([]float32, ts*ts), make([]float32, ts*ts)
 		rd(m.key)
 		rd(m.cur)
 		if err != nil {
@@ -116,6 +121,9 @@ func Restore(data []byte) (*Tracker, error) {
 				}
 			}
 		}
+	}
+	if rdr.Len() != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the last marker", ErrBadState, rdr.Len())
 	}
 	return t, nil
 }

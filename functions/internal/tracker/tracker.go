@@ -30,6 +30,7 @@ type Tracker struct {
 
 // marker is one marker's whole tracking state.
 type marker struct {
+	r       int     // template radius
 	x, y    float64 // last position seen
 	vx, vy  float64 // motion per frame step when last seen
 	lostFor int     // frames since last seen (0: seen on the last frame)
@@ -61,7 +62,6 @@ func New(p Params, key []byte, w, h int, at [][2]float64) (*Tracker, []Point, er
 	}
 	t := &Tracker{p: p, w: w, h: h, markers: make([]marker, len(at))}
 	im := image{w: w, h: h, pix: key}
-	ts := 2*p.TemplateRadius + 1
 	pts := make([]Point, len(at))
 	for i, xy := range at {
 		x, y := xy[0], xy[1]
@@ -70,8 +70,10 @@ func New(p Params, key []byte, w, h int, at [][2]float64) (*Tracker, []Point, er
 		}
 		m := &t.markers[i]
 		m.x, m.y, m.conf = x, y, 1
+		m.r = templateRadius(im, x, y, p.TemplateRadius, p.MaxTemplateRadius)
+		ts := 2*m.r + 1
 		m.key = make([]float32, ts*ts)
-		cut(im, x, y, p.TemplateRadius, m.key)
+		cut(im, x, y, m.r, m.key)
 		m.cur = append([]float32(nil), m.key...)
 		pts[i] = Point{X: x, Y: y, Confidence: 1}
 	}
@@ -120,7 +122,7 @@ func (t *Tracker) Step(gray []byte) ([]Point, error) {
 // track moves marker i into the frame im.
 func (t *Tracker) track(im image, i int) Point {
 	m, sc, p := &t.markers[i], &t.scratch[i], t.p
-	r := p.TemplateRadius
+	r := m.r
 	k := float64(m.lostFor + 1)
 	px := clamp(m.x+m.vx*k, 0, float64(t.w-1))
 	py := clamp(m.y+m.vy*k, 0, float64(t.h-1))
@@ -176,6 +178,32 @@ func (t *Tracker) track(im image, i int) Point {
 		}
 	}
 	return Point{X: best.x, Y: best.y, Confidence: conf}
+}
+
+// templateRadius is the radius of a marker's template: min, unless the
+// (2*min+1)^2 window has structure in one direction only (its structure
+// tensor's eigenvalue ratio is below 1/4: an edge, a featureless elongated
+// body), which a template cannot locate along the other. Then the window
+// grows, 2 px at a time, until its structure stops changing (the ratio
+// gains under 5%: the whole body is inside), plus a 6 px margin, up to max.
+func templateRadius(im image, x, y float64, lo, hi int) int {
+	small, large := structure(im, x, y, lo)
+	if large <= 0 || small/large >= 0.25 {
+		return lo
+	}
+	ratio := small / large
+	for r := lo + 2; r <= hi; r += 2 {
+		s, l := structure(im, x, y, r)
+		next := 0.0
+		if l > 0 {
+			next = s / l
+		}
+		if next < ratio*1.05 {
+			return min(r-2+6, hi)
+		}
+		ratio = next
+	}
+	return hi
 }
 
 func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }

@@ -329,4 +329,3 @@ func FuzzParseNotification(f *testing.F) {
 		}
 	})
 }
-

@@ -37,13 +37,13 @@ type Scene struct {
 }
 
 type target struct {
-	tex            []float32 // texSide x texSide
-	cx, cy         float64   // path center
-	ax, ay         float64   // amplitudes
-	wx, wy         float64   // angular frequency per frame
-	phx, phy       float64
-	spin           float64 // rotation per frame (radians)
-	x0, y0, angle0 float64
+	tex      []float32 // texSide x texSide
+	cx, cy   float64   // path center
+	ax, ay   float64   // amplitudes
+	wx, wy   float64   // angular frequency per frame
+	phx, phy float64
+	spin     float64 // rotation per frame (radians)
+	x0, y0   float64
 }
 
 type rect struct{ x0, y0, x1, y1 float64 }

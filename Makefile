@@ -105,7 +105,7 @@ smoke: ## curl every route of a running `DEV_AUTH=1 make run` (SMOKE_URL=http://
 
 ##@ Lambda build and CDK
 
-FUNCTIONS       := api streamprocessor worker ingest
+FUNCTIONS       := api streamprocessor worker ingest sweeper
 ENV             ?= dev
 CDK_OUT         ?= cdk.out
 CDK_CLI_VERSION ?= 2.1148.1
@@ -122,6 +122,10 @@ build: $(addprefix build-,$(FUNCTIONS)) ## Build every function into build/<name
 build-%: ## Build one function, e.g. make build-worker
 	@mkdir -p build/$*
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$*/bootstrap ./functions/$*
+
+.PHONY: bench-viewer
+bench-viewer: withemulators ## Next-frame display latency of the Analyze page (headless Chromium, local stack): p50/p95 cold and warm
+	$(WITHEMULATORS) -- $(GO) run ./functions/local/benchviewer $(BENCH_VIEWER_FLAGS)
 
 .PHONY: import
 import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN

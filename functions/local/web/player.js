@@ -50,7 +50,8 @@ export function nearestTraced(frame) {
   return best;
 }
 
-const isLost = (p) => !p || p.lost === true;
+// A lost point (the tracker lost the marker there) has no position: a gap.
+export const isLost = (p) => !p || p.lost === true || p.x == null || p.y == null;
 
 export function draw() {
   const c = $('#player');
@@ -60,6 +61,7 @@ export function draw() {
   const h = c.height;
   if (m && m.video && imagesFor !== state.movieId) { imagesFor = state.movieId; }
   const img = m && m.video ? images.get(imageKey(state.frame)) : null;
+  c.dataset.source = img && typeof img === 'object' ? 'image' : 'drawn';
   if (img && typeof img === 'object') {
     g.drawImage(img, 0, 0, w, h);
   } else {

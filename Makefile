@@ -173,6 +173,23 @@ user: ## Create a sign-in user: make user ENV=dev EMAIL=you@yourdomain NAME='You
 		--user-attributes Name=email,Value="$(EMAIL)" Name=email_verified,Value=true Name=name,Value="$(NAME)" \
 		--desired-delivery-mediums EMAIL --query 'User.Username' --output text
 
+# make smoke-deployed ENV=dev SMOKE_USER=smoke@yourdomain SMOKE_PASSWORD=...:
+# headless Chromium signs in on Cognito's managed login as the smoke user
+# (create it with make user; no MFA, so dev, where MFA is optional) and
+# walks the page: list, Analyze, marker, trace, results, release, sign out.
+# SMOKE_URL=http://127.0.0.1:8080/ SMOKE_LOGIN=alice runs the same walk
+# against make run's local OIDC provider (the e2e tests do it in-process).
+SMOKE_USER  ?=
+SMOKE_LOGIN ?=
+.PHONY: smoke-deployed
+smoke-deployed: ## Browser smoke walk against the deployed page: make smoke-deployed ENV=dev SMOKE_USER=... SMOKE_PASSWORD=...
+	@url="$(SMOKE_URL)"; \
+	if [ -z "$$url" ]; then url=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
+		--query "Stacks[0].Outputs[?OutputKey=='PageUrl'].OutputValue" --output text); fi; \
+	test -n "$(SMOKE_LOGIN)$(SMOKE_USER)" || { echo "make smoke-deployed: SMOKE_USER (with SMOKE_PASSWORD) or SMOKE_LOGIN is required"; exit 1; }; \
+	$(GO) run ./functions/local/smoke/cmd/smoke-browser -url "$$url" -out testoutput/smoke-deployed \
+		$(if $(SMOKE_LOGIN),-login $(SMOKE_LOGIN),-username "$(SMOKE_USER)")
+
 # The trace DLQ's handling (docs/operations.md, TraceDlqDepthAlarm): move
 # every message back to the trace queue with an SQS message move task.
 # Safe: a job whose lease was replaced is refused by its claim and deleted.

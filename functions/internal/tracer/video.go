@@ -100,8 +100,13 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 	if err != nil {
 		return Safe("The movie's video file could not be found.", err)
 	}
-	info, err := video.Probe(ctx, src)
-	if err != nil {
+	// The ingest probed the file once and stored what it found on the row;
+	// probe again only for a row without it (ffprobe reads the whole file
+	// to count its frames, over HTTP for a presigned source).
+	var info video.Info
+	if v := movie.Video; v != nil && v.Width > 0 && v.Height > 0 && movie.FrameCount > 0 {
+		info = video.Info{FrameCount: movie.FrameCount, FrameRate: movie.FrameRate, Width: v.Width, Height: v.Height, Codec: v.Codec}
+	} else if info, err = video.Probe(ctx, src); err != nil {
 		return videoFailure(err)
 	}
 	if last >= info.FrameCount {

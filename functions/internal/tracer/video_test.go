@@ -218,3 +218,32 @@ func TestFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// A movie row carrying what the ingest probed (size, codec) is traced
+// without probing again, to the same points.
+func TestVideoTracerUsesTheIngestedSize(t *testing.T) {
+	path, s := groundTruthClip(t, "clean", 12)
+	m := clipMovie(t, s, 0, 1)
+	probed, err := collect(t, mustVideo(t, path, nil), m, plan(0, 12, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Video = &domain.Video{Width: s.Width, Height: s.Height, Codec: "h264"}
+	stored, err := collect(t, mustVideo(t, path, nil), m, plan(0, 12, 1))
+	if err != nil || len(stored) != len(probed) {
+		t.Fatalf("%d frames, %v", len(stored), err)
+	}
+	for i := range probed {
+		for k := range probed[i].Points {
+			if probed[i].Points[k] != stored[i].Points[k] {
+				t.Fatalf("frame %d: %+v, probed %+v", i, stored[i].Points[k], probed[i].Points[k])
+			}
+		}
+	}
+	// A row promising more frames than the file holds: a truncated file.
+	m.FrameCount = 20
+	_, err = collect(t, mustVideo(t, path, nil), m, plan(0, 20, 1))
+	if got, _ := tracer.SummaryOf(err); got != "The movie's file is truncated: the tracer could not read all its frames." {
+		t.Fatalf("%q (%v)", got, err)
+	}
+}

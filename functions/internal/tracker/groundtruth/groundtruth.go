@@ -37,13 +37,12 @@ type Scene struct {
 }
 
 type target struct {
-	tex            []float32 // texSide x texSide
-	cx, cy         float64   // path center
-	ax, ay         float64   // amplitudes
-	wx, wy         float64   // angular frequency per frame
-	phx, phy       float64
-	spin           float64 // rotation per frame (radians)
-	x0, y0, angle0 float64
+	tex      []float32 // texSide x texSide
+	cx, cy   float64   // path center
+	ax, ay   float64   // amplitudes
+	wx, wy   float64   // angular frequency per frame
+	phx, phy float64
+	spin     float64 // rotation per frame (radians)
 }
 
 type rect struct{ x0, y0, x1, y1 float64 }
@@ -113,7 +112,6 @@ func New(condition string, w, h, frames int) (*Scene, error) {
 	for i := range s.targets {
 		t := &s.targets[i]
 		t.tex = texture(rng, texSide, texSide, 1)
-		t.x0, t.y0 = t.pos(0)
 	}
 	return s, nil
 }

@@ -123,6 +123,10 @@ build-%: ## Build one function, e.g. make build-worker
 	@mkdir -p build/$*
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$*/bootstrap ./functions/$*
 
+.PHONY: bench-viewer
+bench-viewer: withemulators ## Next-frame display latency of the Analyze page (headless Chromium, local stack): p50/p95 cold and warm
+	$(WITHEMULATORS) -- $(GO) run ./functions/local/benchviewer $(BENCH_VIEWER_FLAGS)
+
 .PHONY: import
 import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN
 	@test -n "$(FILE)" || { echo "usage: make import FILE=movie.mp4 [TITLE='A title']" >&2; exit 2; }

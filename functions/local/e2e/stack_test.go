@@ -35,6 +35,13 @@ func signIn(b *tab, url, name string) {
 // with one movie, a short lease and a slow enough tracer to watch.
 func startStack(t *testing.T, out string) *stack.Stack {
 	t.Helper()
+	return startStackWith(t, out, nil)
+}
+
+// startStackWith is startStack with the options changed by mutate (nil:
+// none), e.g. to seed the real sample clips instead of the test's rows.
+func startStackWith(t *testing.T, out string, mutate func(*stack.Options)) *stack.Stack {
+	t.Helper()
 	ddb, sqs := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
 	if ddb == "" || sqs == "" {
 		t.Fatal("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run the tests with `make test`")
@@ -52,12 +59,16 @@ func startStack(t *testing.T, out string) *stack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := stack.Start(t.Context(), stack.Options{
-		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, Prefix: testenv.UniqueName(t, "e2e"),
+	opts := stack.Options{
+		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, S3Endpoint: os.Getenv("S3_ENDPOINT"), Prefix: testenv.UniqueName(t, "e2e"),
 		LeaseDuration: 30 * time.Second, FrameDelay: 30 * time.Millisecond, ProgressEvery: 500 * time.Millisecond,
 		Movies: []domain.Movie{movie, damaged}, FailAt: map[string]int{failingID: failFrame},
 		Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	st, err := stack.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

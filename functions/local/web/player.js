@@ -60,6 +60,7 @@ export function draw() {
   const h = c.height;
   if (m && m.video && imagesFor !== state.movieId) { imagesFor = state.movieId; }
   const img = m && m.video ? images.get(imageKey(state.frame)) : null;
+  c.dataset.source = img && typeof img === 'object' ? 'image' : 'drawn';
   if (img && typeof img === 'object') {
     g.drawImage(img, 0, 0, w, h);
   } else {

@@ -330,3 +330,38 @@ func FuzzParseNotification(f *testing.F) {
 	})
 }
 
+
+// The sweeper's hook: an upload that never arrived expires once, a movie
+// that is ready or still within its expiry is left alone.
+func TestExpireUploads(t *testing.T) {
+	e := newEnv(t)
+	now := time.Now()
+	mk := func(id string, expires time.Time) domain.Movie {
+		c := domain.CreateMovie{ID: id, Title: id, MaxBytes: 1 << 20, Now: now.Add(-2 * time.Hour),
+			Upload: domain.Upload{FileName: "a.mp4", ContentType: "video/mp4", SizeBytes: 10, ExpiresAt: expires}}
+		if err := e.movies.Create(t.Context(), c.Movie()); err != nil {
+			t.Fatal(err)
+		}
+		return c.Movie()
+	}
+	late := mk("late1", now.Add(-time.Minute))
+	fresh := mk("fresh1", now.Add(time.Hour))
+	gone := mk("gone2", now.Add(-time.Minute))
+	if _, err := e.movies.Delete(t.Context(), "gone2", domain.DeleteMovie{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.ingest.ExpireUploads(t.Context(), []domain.Movie{late, fresh, gone}, now)
+	if err != nil || n != 1 {
+		t.Fatalf("expired %d, %v; want 1", n, err)
+	}
+	if m := e.get("late1"); m.Status != domain.StatusIngestFailed || m.IngestFailure != domain.ExpiredUploadSummary {
+		t.Fatalf("late1: %s %q", m.Status, m.IngestFailure)
+	}
+	if m := e.get("fresh1"); m.Status != domain.StatusAwaitingUpload {
+		t.Fatalf("fresh1: %s", m.Status)
+	}
+	// Again: nothing left to expire.
+	if n, err := e.ingest.ExpireUploads(t.Context(), []domain.Movie{late}, now); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d, %v", n, err)
+	}
+}

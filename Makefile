@@ -105,7 +105,7 @@ smoke: ## curl every route of a running `DEV_AUTH=1 make run` (SMOKE_URL=http://
 
 ##@ Lambda build and CDK
 
-FUNCTIONS       := api streamprocessor worker ingest
+FUNCTIONS       := api streamprocessor worker ingest sweeper
 ENV             ?= dev
 CDK_OUT         ?= cdk.out
 CDK_CLI_VERSION ?= 2.1148.1

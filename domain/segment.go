@@ -97,12 +97,19 @@ func (c ClaimSegment) Update() []Assignment {
 // invocation ends: the progress is the checkpoint (FramesWritten durable
 // frames), the lease stays the job's but unclaimed at Segment+1, renewed
 // for one duration so that the continuation can claim it.
+//
+// CleanBefore becomes the checkpoint's frame (the plan's frame number
+// FramesWritten): every frame below it is this job's and durable, so if the
+// job later fails or dies, a retrace with the same settings resumes there
+// (PlanTrace starts at min(fromFrame, CleanBefore)), and the continuation
+// derives its plan from the row (ResumePlan).
 // Precondition: JobFence, and the stored segment is Segment.
 type HandOffJob struct {
 	JobFence
 	Segment       int
 	Duration      time.Duration
 	FramesWritten int
+	CleanBefore   int
 }
 
 func (c HandOffJob) Validate() error {
@@ -112,6 +119,8 @@ func (c HandOffJob) Validate() error {
 		n = Invalid("segment", "must not be negative")
 	case c.FramesWritten < 0:
 		n = Invalid("framesWritten", "must not be negative")
+	case c.CleanBefore < 0:
+		n = Invalid("cleanBefore", "must not be negative")
 	}
 	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), n)
 }
@@ -122,7 +131,28 @@ func (c HandOffJob) Precondition() []Clause {
 
 func (c HandOffJob) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration),
-		Set(FieldLeaseClaimed, false), Set(FieldLeaseSegment, c.Segment+1), Set(FieldFramesWritten, c.FramesWritten))...)
+		Set(FieldLeaseClaimed, false), Set(FieldLeaseSegment, c.Segment+1), Set(FieldFramesWritten, c.FramesWritten),
+		Set(FieldCleanBefore, c.CleanBefore))...)
+}
+
+// ResumePlan is the plan of a handed-off job as its continuation finds it on
+// the row: it started FramesWritten capture intervals before the checkpoint
+// frame CleanBefore, ends at the trim's end and writes TotalFrames frames.
+// It fails if the row does not describe such a plan.
+func ResumePlan(m Movie) (TracePlan, error) {
+	s := m.Settings
+	interval := max(s.CaptureInterval, 1)
+	from := m.CleanBefore - m.Progress.FramesWritten*interval
+	p := TracePlan{ClearFrom: from, From: from, End: s.Trim.End, Interval: interval, Frames: m.Progress.TotalFrames}
+	want := 0
+	if p.End > from {
+		want = (p.End - from + interval - 1) / interval
+	}
+	if from < s.Trim.Start || (from-s.Trim.Start)%interval != 0 || p.Frames != want || m.Progress.FramesWritten > p.Frames {
+		return TracePlan{}, fmt.Errorf("domain: the row's checkpoint (clean before %d, %d of %d frames) fits no plan in trim [%d, %d) every %d",
+			m.CleanBefore, m.Progress.FramesWritten, m.Progress.TotalFrames, s.Trim.Start, s.Trim.End, interval)
+	}
+	return p, nil
 }
 
 // FinalizeStaleTrace ends a trace whose tracing lease went stale and that

@@ -102,3 +102,28 @@ func TestFinalizeStaleTrace(t *testing.T) {
 
 // msd is n milliseconds.
 func msd(n int64) time.Duration { return time.Duration(n) * ms }
+
+// TestResumePlan: the continuation's plan from the row, and rows that fit
+// no plan.
+func TestResumePlan(t *testing.T) {
+	m := newMovie(t)
+	m.Settings.Trim = domain.Trim{Start: 10, End: 110}
+	m.Settings.CaptureInterval = 4
+	m.CleanBefore, m.Progress = 10+4*7, domain.Progress{FramesWritten: 7, TotalFrames: 25}
+	p, err := domain.ResumePlan(m)
+	if err != nil || p.From != 10 || p.Frames != 25 || p.FrameAt(7) != m.CleanBefore || p.End != 110 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for name, edit := range map[string]func(*domain.Movie){
+		"off the grid":          func(m *domain.Movie) { m.CleanBefore++ },
+		"before the trim":       func(m *domain.Movie) { m.Progress.FramesWritten = 8 },
+		"wrong total":           func(m *domain.Movie) { m.Progress.TotalFrames = 24 },
+		"more written than all": func(m *domain.Movie) { m.CleanBefore, m.Progress.FramesWritten = 10+4*26, 26 },
+	} {
+		bad := m
+		edit(&bad)
+		if _, err := domain.ResumePlan(bad); err == nil {
+			t.Errorf("%s: accepted %+v", name, bad.Progress)
+		}
+	}
+}

@@ -39,7 +39,7 @@ const (
 )
 
 // Functions lists every function the stack deploys.
-var Functions = []string{API, StreamProcessor, Worker, Ingest}
+var Functions = []string{API, StreamProcessor, Worker, Ingest, Sweeper}
 
 // Timeouts and sizes. The queue's visibility timeout is derived from the
 // worker's so that a message is never visible again while an invocation may
@@ -158,6 +158,7 @@ func NewStack(scope constructs.Construct, id string, props *Props) *Stack {
 	s.addQueues()
 	s.addFunctions()
 	s.addEventSources()
+	s.addSweeper()
 	s.addMovieStorage()
 	s.addHTTPAPI()
 	s.addWeb()
@@ -178,6 +179,8 @@ func constructID(name string) string {
 		return "Worker"
 	case Ingest:
 		return "Ingest"
+	case Sweeper:
+		return "Sweeper"
 	}
 	return name
 }

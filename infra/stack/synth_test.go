@@ -377,6 +377,7 @@ var wantEnv = map[string][]string{
 	StreamProcessor: {envvar.AuditTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.PoisonQueueURL, envvar.TraceQueueURL},
 	Worker:          {envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.TraceQueueURL},
 	Ingest:          {envvar.FFmpeg, envvar.FFprobe, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
+	Sweeper:         {envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
@@ -568,9 +569,11 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
 			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			grantSet("traceQueue.Arn", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
-				"sqs:GetQueueAttributes", "sqs:GetQueueUrl"),
+				"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject"),
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
+		Sweeper: concat(logs(Sweeper),
+			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).
@@ -668,6 +671,28 @@ func TestWorkerEventSource(t *testing.T) {
 }
 
 // --- HTTP API ---------------------------------------------------------------
+
+// TestSweeperSchedule: an EventBridge rule runs the sweeper every
+// SweepEveryMinutes, without retries (the next sweep makes up for a missed
+// one), and EventBridge may invoke the sweeper.
+func TestSweeperSchedule(t *testing.T) {
+	fx := synth(t)
+	for _, key := range allStacks() {
+		st, tpl := fx.stacks[key], fx.templates[key]
+		hasProps(t, tpl, "AWS::Events::Rule", map[string]any{
+			"ScheduleExpression": "rate(5 minutes)",
+			"State":              "ENABLED",
+			"Targets": arr(obj(map[string]any{
+				"Arn":         map[string]any{"Fn::GetAtt": []any{logicalID(st, st.Functions[Sweeper]), "Arn"}},
+				"RetryPolicy": map[string]any{"MaximumRetryAttempts": 0},
+			})),
+		})
+		hasProps(t, tpl, "AWS::Lambda::Permission", map[string]any{
+			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{logicalID(st, st.Functions[Sweeper]), "Arn"}},
+		})
+	}
+}
 
 func TestHTTPAPI(t *testing.T) {
 	fx := synth(t)

@@ -121,7 +121,8 @@ func (r *run) unpublished(ctx context.Context, err error) Outcome {
 func (r *run) handOff(ctx context.Context) Outcome {
 	var row domain.Movie
 	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {
-		return domain.HandOffJob{JobFence: f, Segment: r.segment, Duration: r.w.o.LeaseDuration, FramesWritten: r.written}
+		return domain.HandOffJob{JobFence: f, Segment: r.segment, Duration: r.w.o.LeaseDuration, FramesWritten: r.written,
+			CleanBefore: r.plan.FrameAt(r.written)}
 	}, &row); err != nil {
 		return r.unpublished(ctx, err)
 	}

@@ -132,7 +132,11 @@ func TestLostLeaseStopsAtOnce(t *testing.T) {
 	e := newMemEnv(t)
 	e.createMovie("m5", 300)
 	job := e.start("m5", alice, 0, e.now(), lease)
-	tw := e.newWorker(at(150, func(ctx context.Context, f domain.Frame, emit func(domain.Frame) error) error {
+	var tw *testWorker
+	tw = e.newWorker(at(150, func(ctx context.Context, f domain.Frame, emit func(domain.Frame) error) error {
+		if !waitUntil(func() bool { return tw.putsWritten() >= 99 }) { // the first batch is durable
+			return errTimedOut
+		}
 		m := e.get("m5")
 		if _, err := e.store.Commit(ctx, "m5", domain.FailJob{Job: *m.Lease, Now: e.now(), Summary: "Stopped by an operator."}); err != nil {
 			return err

@@ -105,21 +105,21 @@ func (r *run) execute(ctx context.Context) Outcome {
 
 // work is everything between the claim and the terminal write.
 func (r *run) work(ctx context.Context) error {
-	r.plan = domain.PlanTrace(r.movie, r.lease)
 	if r.segment > 0 {
 		// A continuation: the first segment recorded the plan and cleared;
-		// the row's progress is the checkpoint, whose frames are durable.
-		// The plan is the same (CleanBefore is the plan's ClearFrom while the
-		// job runs, and settings cannot change under a tracing lease).
-		r.resumed, r.written = r.movie.Progress.FramesWritten, r.movie.Progress.FramesWritten
-		if r.movie.Progress.TotalFrames != r.plan.Frames || r.written > r.plan.Frames || r.movie.CleanBefore != r.plan.ClearFrom {
-			return fmt.Errorf("segment %d: the row's progress %+v and clean range %d do not fit the plan %+v",
-				r.segment, r.movie.Progress, r.movie.CleanBefore, r.plan)
+		// the row's progress and clean range are the checkpoint, whose
+		// frames are durable (settings cannot change under a tracing lease).
+		plan, err := domain.ResumePlan(r.movie)
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", r.segment, err)
 		}
+		r.plan = plan
+		r.resumed, r.written = r.movie.Progress.FramesWritten, r.movie.Progress.FramesWritten
 		tick := r.w.o.Clock.NewTicker(r.w.cadence())
 		defer tick.Stop()
 		return r.trace(ctx, tick)
 	}
+	r.plan = domain.PlanTrace(r.movie, r.lease)
 	// The plan goes on the row before any frame is touched: CleanBefore drops
 	// to ClearFrom, so if this job dies, the next trace retraces its frames.
 	if _, err := r.fenced(ctx, func(f domain.JobFence) domain.Command {

@@ -208,3 +208,47 @@ func TestContinuationSendFailureIsLeftToTheSweeper(t *testing.T) {
 		t.Fatalf("row %+v lease %+v", m, m.Lease)
 	}
 }
+
+// TestRetraceAfterFailureResumesFromTheCheckpoint (issue 12, item 4): a job
+// that handed off twice (checkpoints at 60 and 120) and then failed leaves
+// its first 120 frames clean; the user's retrace "from 200" with unchanged
+// settings resumes at the checkpoint 120, not at frame 0, and keeps them.
+func TestRetraceAfterFailureResumesFromTheCheckpoint(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("mr", 300)
+	job := e.start("mr", alice, 0, e.now(), lease)
+	q := &memQueue{}
+	budget := budgetTracer(e, 60)
+	calls := 0
+	failing := tracer.Func(func(ctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
+		calls++
+		if calls == 3 {
+			return tracer.Safe("The tracer lost the markers.", errors.New("injected"))
+		}
+		return budget.Trace(ctx, m, p, emit)
+	})
+	tw := e.newWorker(failing, lease, segmentOptions(q))
+	for msgs := []events.TraceJob{job}; len(msgs) > 0; msgs = q.take() {
+		invoke(t, e, tw, fmt.Sprint("seg-", msgs[0].Segment), msgs[0])
+	}
+	m := e.get("mr")
+	if m.Status != domain.StatusFailed || m.CleanBefore != 120 || m.LastJob.FailureSummary != "The tracer lost the markers." {
+		t.Fatalf("row %+v job %+v", m, m.LastJob)
+	}
+	retrace := e.start("mr", alice, 200, e.now(), lease)
+	wr := e.newWorker(tracer.NewSynthetic(), lease)
+	if out := wr.Run(context.Background(), retrace); out.Result != worker.ResultTraced || out.FramesWritten != 180 {
+		t.Fatalf("%+v", out)
+	}
+	if p := planOf(t, wr); p.From != 120 || p.ClearFrom != 120 {
+		t.Fatalf("the retrace planned %+v, want to resume at 120", p)
+	}
+	for _, f := range e.stored("mr") {
+		if (f.Index < 120 && f.JobID != job.JobID) || (f.Index >= 120 && f.JobID != retrace.JobID) {
+			t.Fatalf("frame %d of %s", f.Index, f.JobID)
+		}
+	}
+	if n := len(e.stored("mr")); n != 300 {
+		t.Fatalf("%d frames", n)
+	}
+}

@@ -143,6 +143,9 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 		t.Errorf("axe-core did not report an unlabelled field: %+v", vs)
 	}
 	eval[bool](phone, `(document.getElementById('axe-probe').remove(), true)`)
+	// Reopened, Analyze opens at the trim start (Carol saved trim in 4).
+	phone.do("reopen the movie", chromedp.Navigate(st.URL+"#/movies/"+movieID))
+	phone.waitJS("it opens at the trim start", `document.querySelector('#movie-title').textContent === 'End-to-end movie' && document.querySelector('#frame-label').textContent === '4'`)
 	phone.do("go to an unknown page", chromedp.Navigate(st.URL+"#/nowhere"))
 	phone.waitJS("the not-found page shows", `!document.querySelector('#not-found').hidden`)
 	phone.noInternalWords("the not-found page")

@@ -101,8 +101,12 @@ func run() error {
 	}
 	ep := running.Endpoints
 
+	invocation, err := stack.WorkerInvocationFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	opts := stack.Options{
-		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, S3Endpoint: ep.S3,
+		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, S3Endpoint: ep.S3, WorkerInvocation: invocation,
 		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
 		SignIn: !*devOnly, DevAuth: devAuth,
 	}
@@ -116,8 +120,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  frame delay: %s\n",
-		time.Since(began).Round(100*time.Millisecond), ep.DynamoDB, ep.SQS, lease, *frameDelay)
+	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  worker invocation: %s  frame delay: %s\n",
+		time.Since(began).Round(100*time.Millisecond), ep.DynamoDB, ep.SQS, lease, invocation, *frameDelay)
 	fmt.Printf("\n    Open %s in a browser.\n\n", st.URL)
 	if st.OIDC != nil {
 		fmt.Printf("Sign in with the local OIDC provider (%s) as Alice or Bob: two windows (or a private one) can be two users.\n", st.OIDC.Issuer())

@@ -110,6 +110,14 @@ type Options struct {
 	// (default 4).
 	QueueBatchSize   int
 	QueueConcurrency int
+	// WorkerInvocation bounds each worker invocation as Lambda's timeout
+	// does (default DefaultWorkerInvocation, 5 min; WORKER_INVOCATION_SECONDS
+	// in make run). A trace longer than one invocation continues in the
+	// next one (docs/worker.md, "Segments").
+	WorkerInvocation time.Duration
+	// SweepEvery is how often the sweeper finalises stale tracing leases
+	// nobody took over (default 30 s; every 5 minutes in AWS).
+	SweepEvery time.Duration
 	// ReadHeaderTimeout and IdleTimeout of the HTTP server (defaults
 	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
 	ReadHeaderTimeout time.Duration
@@ -206,6 +214,12 @@ func (o *Options) defaults() error {
 	}
 	if o.VisibilityTimeout <= 0 {
 		o.VisibilityTimeout = 2 * time.Minute
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = 30 * time.Second
+	}
+	if o.WorkerInvocation <= 0 {
+		o.WorkerInvocation = DefaultWorkerInvocation
 	}
 	if o.QueueConcurrency <= 0 {
 		o.QueueConcurrency = 4
@@ -324,11 +338,14 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	for i := range opts.QueueConcurrency {
 		qp := &QueuePoller{
 			Client: s.SQS, QueueURL: queueURL, QueueARN: queueARN, Region: Region,
-			Handle: parts.worker, Convert: parts.convert, BatchSize: opts.QueueBatchSize,
+			Handle: parts.worker, Convert: parts.convert, BatchSize: opts.QueueBatchSize, Invoke: opts.WorkerInvocation,
 			Log: opts.Log.With(slog.String("component", "queue-poller"), slog.Int("poller", i)),
 		}
 		s.pollers.Go(func() { qp.Run(pollCtx, invokeCtx) })
 	}
+	s.pollers.Go(func() {
+		runSweeper(pollCtx, parts.sweeper, opts.SweepEvery, opts.Log.With(slog.String("component", "sweeper")))
+	})
 	if !opts.NoSeed && opts.Movies == nil {
 		// Real clips, through the upload path and the ingest (samples.go).
 		if err := s.seedSamples(ctx, opts.SampleDir, 3*time.Minute); err != nil {

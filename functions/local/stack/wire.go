@@ -3,8 +3,10 @@ package stack
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -13,6 +15,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
+	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
@@ -30,6 +33,7 @@ type parts struct {
 	stream  StreamHandler
 	worker  QueueHandler
 	convert MessageConverter
+	sweeper *sweeper.Sweeper
 }
 
 // devAuthEnv is the process environment with DEV_AUTH=1, for the
@@ -69,13 +73,23 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 		}
 	}
 	// Progress is published with each lease renewal; locally renew often,
-	// so that the page's progress moves smoothly.
+	// so that the page's progress moves smoothly. Lambda's 5 minutes leave
+	// the stop margin and start reserve at their defaults (10 s, 30 s); a
+	// short local invocation scales them, so that each one still traces.
 	w, err := wiring.Worker(cfg, clients, tr, opts.Log.With("component", "worker"), os.Getenv,
-		func(o *worker.Options) { o.RenewEvery = opts.ProgressEvery })
+		func(o *worker.Options) {
+			o.RenewEvery = opts.ProgressEvery
+			o.StopMargin = min(worker.DefaultStopMargin, opts.WorkerInvocation/3)
+			o.StartReserve = min(worker.DefaultStartReserve, opts.WorkerInvocation/2)
+		})
 	if err != nil {
 		return parts{}, err
 	}
-	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: jobqueue.LambdaMessage}, nil
+	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"))
+	if err != nil {
+		return parts{}, err
+	}
+	return parts{api: api, stream: sp.Handle, worker: w.Handle, convert: jobqueue.LambdaMessage, sweeper: sw}, nil
 }
 
 // localTracer is the video tracer on the stack's movies bucket for movies
@@ -115,4 +129,42 @@ func syntheticTracer(delay time.Duration, failAt map[string]int) tracer.Tracer {
 		}
 		return ok.Trace(ctx, m, plan, emit)
 	})
+}
+
+// EnvWorkerInvocation is the local worker invocation's budget in whole
+// seconds (default 300, as the stack's Lambda timeout).
+const EnvWorkerInvocation = "WORKER_INVOCATION_SECONDS"
+
+// DefaultWorkerInvocation is the Lambda timeout of the stack's worker.
+const DefaultWorkerInvocation = 5 * time.Minute
+
+// WorkerInvocationFromEnv reads EnvWorkerInvocation: 1-900 seconds, or the
+// default when unset.
+func WorkerInvocationFromEnv(getenv func(string) string) (time.Duration, error) {
+	v := getenv(EnvWorkerInvocation)
+	if v == "" {
+		return DefaultWorkerInvocation, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 900 {
+		return 0, fmt.Errorf("%s=%q must be 1-900 seconds", EnvWorkerInvocation, v)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// runSweeper sweeps every `every` until ctx ends, as the stack's scheduled
+// sweeper Lambda does.
+func runSweeper(ctx context.Context, s *sweeper.Sweeper, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("sweep failed; the next one retries", slog.String("error", err.Error()))
+			}
+		}
+	}
 }

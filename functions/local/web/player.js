@@ -50,7 +50,8 @@ export function nearestTraced(frame) {
   return best;
 }
 
-const isLost = (p) => !p || p.lost === true;
+// A lost point (the tracker lost the marker there) has no position: a gap.
+export const isLost = (p) => !p || p.lost === true || p.x == null || p.y == null;
 
 export function draw() {
   const c = $('#player');

@@ -4,7 +4,7 @@
 
 import { $, state, el, say, plural, setText } from './state.js';
 import { api, moviePath, errorText } from './api.js';
-import { draw, timecode } from './player.js';
+import { draw, timecode, isLost } from './player.js';
 
 const FRAME_PAGE = 1000;
 const TABLE_ROWS = 2000;
@@ -62,7 +62,7 @@ function renderTable() {
     return el('tr', {}, el('th', { scope: 'row' }, String(f.frame)), el('td', {}, timecode(f.frame, rate)),
       ...ms.flatMap((m) => {
         const p = byID.get(m.id);
-        if (!p || p.lost) return [el('td', { colSpan: 2, className: 'lost' }, 'lost')];
+        if (isLost(p)) return [el('td', { colSpan: 2, className: 'lost' }, 'lost')];
         return [el('td', {}, (p.x * 100).toFixed(1)), el('td', {}, (p.y * 100).toFixed(1))];
       }));
   });

@@ -1,0 +1,53 @@
+// Command sweeper is the scheduled Lambda function (an EventBridge rule,
+// every few minutes) that finalises stale tracing leases nobody took over
+// (functions/internal/sweeper): their rows end tracing_failed with a summary
+// saying why, and the stream processor projects the movie.tracing.failed
+// audit item from that change.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
+	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
+)
+
+func main() {
+	log := logging.New(os.Stdout, slog.LevelInfo)
+	cfg, err := config.FromProcess(envvar.MoviesTable)
+	if err != nil {
+		log.Error("configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	log = logging.New(os.Stdout, cfg.LogLevel)
+	clients, err := awsclients.New(context.Background(), cfg)
+	if err != nil {
+		log.Error("AWS clients", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	s, err := wiring.Sweeper(cfg, clients, log)
+	if err != nil {
+		log.Error("sweeper configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	// The scheduled event carries nothing the sweep needs. A failed listing
+	// is returned, so the invocation counts as an error (and alarms); the
+	// next schedule retries.
+	lambda.Start(func(ctx context.Context, _ any) error {
+		rep, err := s.Sweep(ctx)
+		if err != nil {
+			log.ErrorContext(ctx, "sweep failed", slog.String("error", err.Error()))
+			return err
+		}
+		log.InfoContext(ctx, "sweep done", slog.Int("movies", rep.Movies), slog.Int("finalized", rep.Finalized),
+			slog.Int("skipped", rep.Skipped), slog.Int("failed", rep.Failed))
+		return nil
+	})
+}

@@ -12,12 +12,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
-	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
-	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
@@ -30,16 +28,11 @@ func main() {
 }
 
 func build(ctx context.Context, getenv func(string) string) (*ingest.Handler, *slog.Logger, error) {
-	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromEnv(getenv, envvar.MoviesTable, envvar.MoviesBucket)
+	p, log, err := wiring.NewProcess(ctx, getenv, os.Stdout, envvar.MoviesTable, envvar.MoviesBucket)
 	if err != nil {
 		return nil, log, err
 	}
-	log = logging.New(os.Stdout, cfg.LogLevel)
-	clients, err := awsclients.New(ctx, cfg)
-	if err != nil {
-		return nil, log, err
-	}
+	cfg, clients := p.Config, p.Clients
 	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})
 	if err != nil {
 		return nil, log, err

@@ -12,29 +12,19 @@ import (
 
 	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
-	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
-	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromProcess(envvar.AuditTable, envvar.TraceQueueURL, envvar.PoisonQueueURL)
+	p, log, err := wiring.NewProcess(context.Background(), os.Getenv, os.Stdout,
+		envvar.AuditTable, envvar.TraceQueueURL, envvar.PoisonQueueURL)
 	if err != nil {
-		// A missing setting is a deployment error: fail the init, visibly.
-		log.Error("configuration", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	log = logging.New(os.Stdout, cfg.LogLevel)
-	clients, err := awsclients.New(context.Background(), cfg)
-	if err != nil {
-		log.Error("AWS clients", slog.String("error", err.Error()))
+		log.Error("init", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
 	// Business metrics as EMF on stdout, which CloudWatch Logs turns into
 	// metrics (namespace MovieTracing, the stack's dashboard).
-	h, err := wiring.StreamProcessor(cfg, clients, log, emf.New(os.Stdout, nil))
+	h, err := wiring.StreamProcessor(p.Config, p.Clients, p.Log, emf.New(os.Stdout, nil))
 	if err != nil {
 		log.Error("stream processor", slog.String("error", err.Error()))
 		os.Exit(1)

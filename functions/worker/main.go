@@ -16,26 +16,18 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
-	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
-	log := logging.New(os.Stdout, slog.LevelInfo)
 	// A missing or malformed setting is a deployment error: fail the init, visibly.
-	cfg, err := config.FromProcess(envvar.MoviesTable, envvar.FramesTable, envvar.TraceQueueURL)
+	p, log, err := wiring.NewProcess(context.Background(), os.Getenv, os.Stdout,
+		envvar.MoviesTable, envvar.FramesTable, envvar.TraceQueueURL)
 	if err != nil {
-		log.Error("configuration", slog.String("error", err.Error()))
+		log.Error("init", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	log = logging.New(os.Stdout, cfg.LogLevel)
-	clients, err := awsclients.New(context.Background(), cfg)
-	if err != nil {
-		log.Error("AWS clients", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
+	cfg, clients := p.Config, p.Clients
 	tr, err := wiring.Tracer(cfg, clients, os.Getenv)
 	if err != nil {
 		log.Error("tracer configuration", slog.String("error", err.Error()))

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
-	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
@@ -124,8 +123,8 @@ func (s *Stack) addWeb() {
 		MemoryLimit:       jsii.Number(256),
 	})
 	for _, c := range *s.Stack.Node().Children() {
-		if id := *c.(constructs.IConstruct).Node().Id(); strings.HasPrefix(id, "Custom::CDKBucketDeployment") {
-			cdknag.NagSuppressions_AddResourceSuppressions(c.(constructs.IConstruct), &[]*cdknag.NagPackSuppression{
+		if id := *c.Node().Id(); strings.HasPrefix(id, "Custom::CDKBucketDeployment") {
+			cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{
 				{Id: jsii.String("AwsSolutions-IAM4"), Reason: jsii.String("CDK's own BucketDeployment function uses the AWS managed basic execution policy; it only writes its logs.")},
 				{Id: jsii.String("AwsSolutions-IAM5"), Reason: jsii.String("CDK's own BucketDeployment grants its function object wildcards on the site bucket and the asset bucket, and cloudfront:CreateInvalidation; it copies the page and invalidates the cache.")},
 				{Id: jsii.String("AwsSolutions-L1"), Reason: jsii.String("CDK's own BucketDeployment function pins its runtime; it runs only during deployments.")},

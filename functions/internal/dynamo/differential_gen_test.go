@@ -22,7 +22,7 @@ var commandKinds = []string{
 	"OpenAnalysis", "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval",
 	"StartTrace", "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
 	"CompleteIngest", "FailIngest", "ExpireUpload",
-	"ClaimSegment", "HandOffJob", "FinalizeStaleTrace",
+	"ClaimSegment", "HandOffJob", "FinalizeStaleTrace", "CancelTrace",
 }
 
 // ingestKinds need an awaiting upload, not a lease.
@@ -70,7 +70,7 @@ func wantsOf(kind string) wanted {
 		return wanted{}
 	case "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval", "StartTrace":
 		return wanted{kind: domain.LeaseAnalysis}
-	case "ClaimJob", "ClaimSegment", "FinalizeStaleTrace":
+	case "ClaimJob", "ClaimSegment", "FinalizeStaleTrace", "CancelTrace":
 		return wanted{kind: domain.LeaseTracing}
 	}
 	return wanted{kind: domain.LeaseTracing, claimed: true}
@@ -175,6 +175,8 @@ func partsOf(kind string) []string {
 		return append(lease, "claimed", "range")
 	case "FinalizeStaleTrace":
 		return []string{"exists", "present", "kind", "id", "live", "range"}
+	case "CancelTrace":
+		return append(lease, "user")
 	case "CompleteIngest", "FailIngest":
 		return []string{"exists", "status"}
 	case "ExpireUpload":
@@ -319,6 +321,19 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 		return domain.RenewJob{JobFence: fence, Duration: d, FramesWritten: frame}
 	case "CompleteJob":
 		return domain.CompleteJob{Job: job, Now: now, FramesWritten: frame, CleanBefore: frame}
+	case "CancelTrace":
+		// The job's starter cancels; "user" breaks it with the other user.
+		u := users[0]
+		if m.Lease != nil {
+			u = domain.User{ID: m.Lease.UserID, Name: m.Lease.UserName}
+		}
+		if bad("user") {
+			u = users[0]
+			if m.Lease != nil && m.Lease.UserID == users[0].ID {
+				u = users[1]
+			}
+		}
+		return domain.CancelTrace{Job: job, User: u, Now: now, FramesWritten: frame}
 	case "FailJob":
 		return domain.FailJob{Job: job, Now: now, FramesWritten: frame, Summary: "marker m0 lost at /var/task/trace.go:42 token=abc"}
 	case "ClaimSegment":

@@ -44,4 +44,3 @@ func (s *FrameStore) DeleteAll(ctx context.Context, movieID string) (int, error)
 	}
 	return len(keys), nil
 }
-

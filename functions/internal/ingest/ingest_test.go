@@ -330,7 +330,6 @@ func FuzzParseNotification(f *testing.F) {
 	})
 }
 
-
 // The sweeper's hook: an upload that never arrived expires once, a movie
 // that is ready or still within its expiry is left alone.
 func TestExpireUploads(t *testing.T) {

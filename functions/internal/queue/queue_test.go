@@ -46,8 +46,10 @@ func TestRequeueOnTheEmulator(t *testing.T) {
 		}
 		return len(r.Messages)
 	}
-	if receive() != 1 || receive() != 1 {
-		t.Fatal("the requeued message did not come back at once")
+	for range 2 {
+		if receive() != 1 {
+			t.Fatal("the requeued message did not come back at once")
+		}
 	}
 	if err := jobs.Requeue(ctx, "garbage", time.Second); err == nil {
 		t.Fatal("a garbage receipt handle was accepted")

@@ -397,7 +397,7 @@ func (s *Stack) Stop() error {
 func seed(ctx context.Context, store *dynamo.MovieStore, movies []domain.Movie) error {
 	for _, m := range movies {
 		err := store.Create(ctx, m)
-		if e, ok := domain.AsError(err); ok && e.Code == domain.CodeInvalid && e.Field == "id" {
+		if e, ok := domain.AsError(err); ok && e.Code == domain.CodeExists {
 			continue // exists: keep it as it is
 		}
 		if err != nil {

@@ -97,7 +97,12 @@ func TestRunUsesTheGivenEndpoints(t *testing.T) {
 	if _, err := ddb.ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
 		t.Errorf("the given DynamoDB stopped with make run: %v", err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(dir, "empty-tools")); len(entries) != 0 {
-		t.Errorf("make run installed emulators although none was needed")
+	// make run caches its generated sample clips in tools/samples; anything
+	// else there would be an emulator install.
+	entries, _ := os.ReadDir(filepath.Join(dir, "empty-tools"))
+	for _, e := range entries {
+		if e.Name() != "samples" {
+			t.Errorf("make run installed emulators although none was needed: %s", e.Name())
+		}
 	}
 }

@@ -235,6 +235,9 @@ BENCH_FLAGS     ?=
 FUZZTIME        ?= 10s
 # End-to-end fault-injection runs (functions/internal/proof/faults; make test runs 3).
 FAULTS_RUNS     ?= 50
+# Segmented traces under faults (backlogs, killed segments, many invocations,
+# the sweeper; functions/internal/proof/faults/segments_test.go; make test runs 1).
+SEGMENT_RUNS    ?= 20
 
 .PHONY: proof
 proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=500 per command kind); the last line sums the counts
@@ -247,7 +250,7 @@ proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=
 # The parts of `make proof`, run under the emulators it starts.
 .PHONY: proof-suite
 proof-suite:
-	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) FAULTS_RUNS=$(FAULTS_RUNS) \
+	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) FAULTS_RUNS=$(FAULTS_RUNS) SEGMENT_RUNS=$(SEGMENT_RUNS) \
 		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
 	PROOF_COUNTS=$(PROOF_COUNTS) $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^(TestConditionsAgreeWithTheDomain|TestBoundaries)$$' \
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)

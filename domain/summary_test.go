@@ -335,3 +335,25 @@ func FuzzSanitizeSummary(f *testing.F) {
 		}
 	})
 }
+
+// The cut is exact at the limit (issue 11 item 9): MaxSummary bytes stay as
+// they are, MaxSummary+1 bytes are cut to exactly MaxSummary with "...".
+func TestSummaryLimitBoundary(t *testing.T) {
+	at := strings.Repeat("ab ", domain.MaxSummary/3) + strings.Repeat("a", domain.MaxSummary%3)
+	if len(at) != domain.MaxSummary {
+		t.Fatalf("fixture is %d bytes", len(at))
+	}
+	if got := domain.SanitizeSummary(at); got != at {
+		t.Fatalf("%d bytes changed to %q", len(at), got)
+	}
+	over := at + "b"
+	got := domain.SanitizeSummary(over)
+	if len(got) != domain.MaxSummary || got != over[:domain.MaxSummary-3]+"..." {
+		t.Fatalf("%d bytes became %d bytes: %q", len(over), len(got), got)
+	}
+	// A multi-byte rune across the cut is not split.
+	multi := at[:domain.MaxSummary-4] + "é" + "bbb" // 201 bytes, é across the cut
+	if got := domain.SanitizeSummary(multi); len(got) > domain.MaxSummary || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+		t.Fatalf("multi-byte cut: %q (%d bytes)", got, len(got))
+	}
+}

@@ -7,51 +7,22 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 )
 
-// TestDeriveSecondFinishedJob: a movie traced twice. The second job's
-// terminal write replaces a lastJob that was already finished (job1), so
-// "a job record that was not there before" must compare job IDs, not the
-// presence of a record: the second completion (and a second job's failure)
-// derives its own event, and every change in between derives nothing more.
+// A second finished job (issue 11 item 9): the row's last job was job1
+// (traced); job2 then fails. The change derives job2's failure only, never
+// job1's completion again, and nothing for the steps in between.
 func TestDeriveSecondFinishedJob(t *testing.T) {
-	for _, fail := range []bool{false, true} {
-		r := newRow(t)
-		trace := func(lease, job string, u domain.User, at time.Time) {
-			r.do(
-				domain.OpenAnalysis{LeaseID: lease, User: u, Now: at, Duration: leaseD},
-				domain.StartTrace{LeaseID: lease, JobID: job, User: u, FromFrame: 0, Now: at.Add(time.Minute), Duration: leaseD},
-				domain.ClaimJob{JobID: job, Now: at.Add(2 * time.Minute), Duration: leaseD},
-			)
-		}
-		trace(lease1, job1, alice, t0)
-		r.do(domain.CompleteJob{Job: *r.m.Lease, Now: t0.Add(3 * time.Minute), FramesWritten: 300, CleanBefore: 300})
-		firstDone := len(r.steps)
-		trace(lease2, job2, bob, t0.Add(10*time.Minute))
-		job := *r.m.Lease
-		if fail {
-			r.do(domain.FailJob{Job: job, Now: t0.Add(13 * time.Minute), FramesWritten: 7, Summary: "decoder gave up"})
-		} else {
-			r.do(domain.CompleteJob{Job: job, Now: t0.Add(13 * time.Minute), FramesWritten: 300, CleanBefore: 300})
-		}
-		last := r.steps[len(r.steps)-1]
-		if last.old.LastJob == nil || last.old.LastJob.JobID != job1 {
-			t.Fatalf("the second terminal write does not replace job1's record: old lastJob %+v", last.old.LastJob)
-		}
-
-		var got []Event
-		for i, s := range r.steps[firstDone:] {
-			evs := Derive(&s.old, &s.new)
-			if i < len(r.steps[firstDone:])-1 && len(evs) > 0 && evs[0].Type != TracingStarted {
-				t.Errorf("step %d after job1 finished derived %+v", i, evs)
-			}
-			got = append(got, evs...)
-		}
-		wantType := TracingCompleted
-		if fail {
-			wantType = TracingFailed
-		}
-		if len(got) != 2 || got[0].Type != TracingStarted || got[0].JobID != job2 ||
-			got[1].Type != wantType || got[1].JobID != job2 || got[1].UserID != bob.ID || !got[1].At.Equal(t0.Add(13*time.Minute)) {
-			t.Fatalf("fail=%v: derived %+v, want job2 started then %s", fail, got, wantType)
-		}
+	r := newRow(t)
+	r.do(started(job1, alice, t0, 0), domain.ClaimJob{JobID: job1, Now: t0, Duration: leaseD})
+	r.do(domain.CompleteJob{Job: *r.m.Lease, Now: t0.Add(time.Minute), FramesWritten: 3, CleanBefore: 300})
+	r.do(started(job2, bob, t0.Add(2*time.Minute), 0), domain.ClaimJob{JobID: job2, Now: t0.Add(2 * time.Minute), Duration: leaseD})
+	r.do(domain.FailJob{Job: *r.m.Lease, Now: t0.Add(3 * time.Minute), FramesWritten: 1, Summary: "lost"})
+	last := r.steps[len(r.steps)-1]
+	evs := Derive(&last.old, &last.new)
+	if len(evs) != 1 || evs[0].Type != TracingFailed || evs[0].JobID != job2 || evs[0].UserName != "Bob" {
+		t.Fatalf("second finished job derived %+v, want one movie.tracing.failed of job2", evs)
+	}
+	claim := r.steps[len(r.steps)-2]
+	if evs := Derive(&claim.old, &claim.new); len(evs) != 0 {
+		t.Fatalf("the claim of job2, with job1 still the recorded last job, derived %+v", evs)
 	}
 }

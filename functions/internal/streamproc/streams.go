@@ -14,7 +14,8 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 )
 
-// StreamsAPI is the part of the DynamoDB Streams client StreamReader uses.
+// StreamsAPI is the part of the DynamoDB Streams client a stream reader
+// uses (StreamReader here, the local stack's StreamPoller).
 type StreamsAPI interface {
 	DescribeStream(context.Context, *dynamodbstreams.DescribeStreamInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
 	GetShardIterator(context.Context, *dynamodbstreams.GetShardIteratorInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
@@ -86,22 +87,31 @@ func (r *StreamReader) Read(ctx context.Context) ([]lambdaevents.DynamoDBEventRe
 	return out, nil
 }
 
-func (r *StreamReader) discover(ctx context.Context) error {
+// ListShards returns every shard of a stream, following DescribeStream's
+// pages. The local StreamReader and the local stack's StreamPoller both
+// discover shards with it.
+func ListShards(ctx context.Context, client StreamsAPI, streamARN string) ([]streamstypes.Shard, error) {
 	var shards []streamstypes.Shard
 	var start *string
 	for {
-		out, err := r.client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: &r.arn, ExclusiveStartShardId: start})
+		out, err := client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: &streamARN, ExclusiveStartShardId: start})
 		if err != nil {
-			return fmt.Errorf("describe stream: %w", err)
+			return nil, fmt.Errorf("describe stream: %w", err)
 		}
 		if out.StreamDescription == nil {
-			return errors.New("describe stream: no description")
+			return nil, errors.New("describe stream: no description")
 		}
 		shards = append(shards, out.StreamDescription.Shards...)
-		start = out.StreamDescription.LastEvaluatedShardId
-		if start == nil {
-			break
+		if start = out.StreamDescription.LastEvaluatedShardId; start == nil {
+			return shards, nil
 		}
+	}
+}
+
+func (r *StreamReader) discover(ctx context.Context) error {
+	shards, err := ListShards(ctx, r.client, r.arn)
+	if err != nil {
+		return err
 	}
 	known := map[string]bool{}
 	for _, s := range shards {

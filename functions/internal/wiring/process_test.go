@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 )
 
 // TestNewProcess: the mains' shared start. A missing or malformed setting
@@ -30,4 +31,33 @@ func TestNewProcess(t *testing.T) {
 	if !strings.Contains(out.String(), `"msg":"hello"`) {
 		t.Errorf("LOG_LEVEL=debug not applied: %q", out.String())
 	}
+}
+
+// TestStreamProcessorWiring: the stream processor needs both clients and
+// takes the tables and queues from the configuration.
+func TestStreamProcessorWiring(t *testing.T) {
+	p, _, err := NewProcess(context.Background(), func(string) string { return "" }, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := p.Config
+	cfg.Tables.Audit, cfg.QueueURL, cfg.PoisonQueueURL = "audit", "https://queue.invalid/jobs", "https://queue.invalid/poison"
+	if _, err := StreamProcessor(cfg, awsclientsWithout(p, "sqs"), p.Log); err == nil {
+		t.Error("built without an SQS client")
+	}
+	if _, err := StreamProcessor(cfg, p.Clients, p.Log); err != nil {
+		t.Errorf("complete configuration refused: %v", err)
+	}
+	cfg.QueueURL = ""
+	if _, err := StreamProcessor(cfg, p.Clients, p.Log); err == nil {
+		t.Error("built without a queue URL")
+	}
+}
+
+func awsclientsWithout(p Process, which string) awsclients.Clients {
+	c := p.Clients
+	if which == "sqs" {
+		c.SQS = nil
+	}
+	return c
 }

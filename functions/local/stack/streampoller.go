@@ -13,17 +13,15 @@ import (
 	streamstypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 )
 
 // StreamHandler is the stream processor's Lambda handler.
 type StreamHandler func(context.Context, lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error)
 
-// StreamsAPI is the part of the DynamoDB Streams client the poller uses.
-type StreamsAPI interface {
-	DescribeStream(context.Context, *dynamodbstreams.DescribeStreamInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
-	GetShardIterator(context.Context, *dynamodbstreams.GetShardIteratorInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
-	GetRecords(context.Context, *dynamodbstreams.GetRecordsInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
-}
+// StreamsAPI is the part of the DynamoDB Streams client the poller uses:
+// the same as streamproc's stream reader.
+type StreamsAPI = streamproc.StreamsAPI
 
 // StreamPoller does locally what Lambda's event source mapping does for a
 // DynamoDB stream with FunctionResponseTypes ReportBatchItemFailures,
@@ -143,20 +141,9 @@ func (p *StreamPoller) Poll(stop, invoke context.Context) (busy bool, err error)
 }
 
 func (p *StreamPoller) discover(ctx context.Context) error {
-	var all []streamstypes.Shard
-	var start *string
-	for {
-		out, err := p.Client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: &p.StreamARN, ExclusiveStartShardId: start})
-		if err != nil {
-			return fmt.Errorf("describe stream: %w", err)
-		}
-		if out.StreamDescription == nil {
-			return errors.New("describe stream: no description")
-		}
-		all = append(all, out.StreamDescription.Shards...)
-		if start = out.StreamDescription.LastEvaluatedShardId; start == nil {
-			break
-		}
+	all, err := streamproc.ListShards(ctx, p.Client, p.StreamARN)
+	if err != nil {
+		return err
 	}
 	listed := map[string]bool{}
 	for _, s := range all {

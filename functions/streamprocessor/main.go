@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
@@ -21,7 +22,9 @@ func main() {
 		log.Error("init", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	h, err := wiring.StreamProcessor(p.Config, p.Clients, p.Log)
+	// Business metrics as EMF on stdout, which CloudWatch Logs turns into
+	// metrics (namespace MovieTracing, the stack's dashboard).
+	h, err := wiring.StreamProcessor(p.Config, p.Clients, p.Log, emf.New(os.Stdout, nil))
 	if err != nil {
 		log.Error("stream processor", slog.String("error", err.Error()))
 		os.Exit(1)

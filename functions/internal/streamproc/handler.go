@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
 )
 
@@ -55,6 +56,10 @@ type Options struct {
 	// MaxAttempts bounds the attempts per SQS entry and audit item
 	// (default DefaultMaxAttempts).
 	MaxAttempts int
+	// Metrics, when set, receives the business metrics of each batch as
+	// CloudWatch EMF (metrics.go): traces started, completed, failed and
+	// abandoned, and poison records.
+	Metrics *emf.Writer
 	// Backoff is the pause before retry n (n >= 1) of entries that failed
 	// for a transient reason (default: retry.Jittered, the project's one
 	// backoff). Tests pass one that returns 0.
@@ -180,6 +185,7 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (la
 		slog.Int("abandoned", counts[events.TracingAbandoned]), slog.Int("messagesSent", sent),
 		slog.Int("auditWritten", written), slog.Int("auditAlreadyPresent", present), slog.Int("poison", poison),
 	}
+	h.emitMetrics(ctx, counts, poison)
 	resp := lambdaevents.DynamoDBEventResponse{BatchItemFailures: []lambdaevents.DynamoDBBatchItemFailure{}}
 	if stop == len(recs) {
 		h.log.InfoContext(ctx, "stream batch processed", attrs...)

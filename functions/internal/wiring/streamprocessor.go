@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
@@ -13,12 +14,19 @@ import (
 // audit items to cfg's audit table, undecodable records set aside on
 // cfg.PoisonQueueURL (empty only for an operator's replay, where they stop
 // the replay instead).
-func StreamProcessor(cfg config.Config, clients awsclients.Clients, log *slog.Logger) (*streamproc.Handler, error) {
+//
+// metrics, when not nil, receives the business metrics as EMF (the Lambda
+// passes one on stdout; the replay command none, its stdout is its report).
+func StreamProcessor(cfg config.Config, clients awsclients.Clients, log *slog.Logger, metrics ...*emf.Writer) (*streamproc.Handler, error) {
 	if clients.DynamoDB == nil || clients.SQS == nil {
 		return nil, errors.New("wiring: the stream processor needs the DynamoDB and SQS clients")
 	}
-	return streamproc.New(streamproc.Options{
+	o := streamproc.Options{
 		Queue: clients.SQS, Audit: clients.DynamoDB, QueueURL: cfg.QueueURL, AuditTable: cfg.Tables.Audit,
 		PoisonQueueURL: cfg.PoisonQueueURL, Log: log,
-	})
+	}
+	if len(metrics) > 0 {
+		o.Metrics = metrics[0]
+	}
+	return streamproc.New(o)
 }

@@ -3,9 +3,7 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
 )
@@ -17,12 +15,7 @@ import (
 // record behind it (docs/stream.md, "Poison records"). The function may
 // only send to it; an alarm fires on the first message.
 func (s *Stack) addStreamPoison() {
-	s.StreamPoison = s.queue("StreamPoisonQueue", &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
-	cdknag.NagSuppressions_AddResourceSuppressions(s.StreamPoison, &[]*cdknag.NagPackSuppression{{
-		Id: jsii.String("AwsSolutions-SQS3"),
-		Reason: jsii.String("This queue is itself where undecodable stream records are set aside for an operator; " +
-			"nothing consumes it automatically, so a dead-letter queue behind it would never receive a message. Its depth is alarmed."),
-	}}, jsii.Bool(false))
+	s.StreamPoison = s.holdingQueue("StreamPoisonQueue", "where undecodable stream records are set aside for an operator")
 	fn := s.Functions[StreamProcessor]
 	fn.AddEnvironment(jsii.String(envvar.PoisonQueueURL), s.StreamPoison.QueueUrl(), nil)
 	allow(s.Roles[StreamProcessor], "SetAsidePoisonRecords", []*string{s.StreamPoison.QueueArn()}, "sqs:SendMessage")

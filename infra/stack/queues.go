@@ -19,12 +19,21 @@ func (s *Stack) addQueues() {
 	// Where the stream event source puts a description of the records it
 	// gave up on (retries or record age exhausted): shard, sequence numbers,
 	// not the records. Read it with the replay tool within the stream's 24 h.
-	s.StreamFailures = s.queue("StreamFailureQueue", &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
-	cdknag.NagSuppressions_AddResourceSuppressions(s.StreamFailures, &[]*cdknag.NagPackSuppression{{
+	s.StreamFailures = s.holdingQueue("StreamFailureQueue", "a failure destination (the stream event source's on-failure target)")
+}
+
+// holdingQueue creates a queue where failures are set aside for an
+// operator (14 days): nothing consumes it automatically, so it has no
+// dead-letter queue of its own, which cdk-nag is told (what is the reason);
+// its depth is alarmed.
+func (s *Stack) holdingQueue(id, what string) awssqs.Queue {
+	q := s.queue(id, &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
+	cdknag.NagSuppressions_AddResourceSuppressions(q, &[]*cdknag.NagPackSuppression{{
 		Id: jsii.String("AwsSolutions-SQS3"),
-		Reason: jsii.String("This queue is itself a failure destination (the stream event source's on-failure target); " +
-			"nothing consumes it automatically, so a dead-letter queue behind it would never receive a message. Its depth is alarmed."),
+		Reason: jsii.String("This queue is itself " + what + "; nothing consumes it automatically, " +
+			"so a dead-letter queue behind it would never receive a message. Its depth is alarmed."),
 	}}, jsii.Bool(false))
+	return q
 }
 
 func (s *Stack) queue(id string, p *awssqs.QueueProps) awssqs.Queue {

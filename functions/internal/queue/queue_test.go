@@ -2,40 +2,23 @@ package queue_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/functions/internal/queue"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 )
 
 // TestRequeueOnTheEmulator: a received message requeued with delay 0 comes
 // back at once, although the queue's visibility timeout is a minute; the
 // delay is clamped to SQS's range.
 func TestRequeueOnTheEmulator(t *testing.T) {
-	client := testenv.SQS(t)
+	client, url, jobs := queueWithOneMessage(t, 60)
 	ctx := context.Background()
-	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(testenv.UniqueName(t, "requeue")),
-		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(60)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := queue.NewJobs(client, *out.QueueUrl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("{}")}); err != nil {
-		t.Fatal(err)
-	}
 	receive := func() int {
 		t.Helper()
-		r, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: out.QueueUrl, WaitTimeSeconds: 2})
+		r, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,37 +20,23 @@ import (
 // when a deferred job comes back. (Absence is checked at once, against a
 // delay of ten minutes: no race with a slow machine.)
 func TestRequeueDelayHoldsTheMessage(t *testing.T) {
-	client := testenv.SQS(t)
+	client, url, jobs := queueWithOneMessage(t, 0)
 	ctx := context.Background()
-	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(testenv.UniqueName(t, "requeue-delay")),
-		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(0)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := queue.NewJobs(client, *out.QueueUrl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("{}")}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: out.QueueUrl, WaitTimeSeconds: 5, VisibilityTimeout: 0})
+	r, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 5, VisibilityTimeout: 0})
 	if err != nil || len(r.Messages) != 1 {
 		t.Fatalf("receive: %d messages, %v", len(r.Messages), err)
 	}
 	if err := jobs.Requeue(ctx, *r.Messages[0].ReceiptHandle, 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	again, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: out.QueueUrl, WaitTimeSeconds: 0})
+	again, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(again.Messages) != 0 {
 		t.Fatal("a message requeued for ten minutes came back at once")
 	}
-	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url,
 		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
 	if err != nil {
 		t.Fatal(err)
@@ -91,4 +77,27 @@ func TestRequeueDelayInWholeSeconds(t *testing.T) {
 			t.Errorf("Requeue(%v) asked for %d s, want %d", delays[i], rec.got[i], want[i])
 		}
 	}
+}
+
+// queueWithOneMessage creates a queue on the emulator with the given
+// visibility timeout (seconds), sends it one message and returns the
+// client, the queue's URL and the Jobs adapter on it.
+func queueWithOneMessage(t *testing.T, visibility int) (*sqs.Client, string, *queue.Jobs) {
+	t.Helper()
+	client := testenv.SQS(t)
+	out, err := client.CreateQueue(t.Context(), &sqs.CreateQueueInput{
+		QueueName:  aws.String(testenv.UniqueName(t, "requeue")),
+		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(visibility)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := queue.NewJobs(client, *out.QueueUrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	return client, *out.QueueUrl, jobs
 }

@@ -25,7 +25,7 @@ import (
 // runs; the first four must be 0.
 type segmentCounts struct {
 	orphanedLeases, unterminatedJobs, mixedFrames, auditMismatches int
-	runs, backlogged, killedSegments, handoffs, invocations, swept     int
+	runs, backlogged, killedSegments, handoffs, invocations, swept int
 }
 
 // TestSegmentedTracesUnderFaults runs whole traces on DynamoDB Local and the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
 
 // Run runs one job: claim, plan, clear, trace, terminal write. ctx is the
@@ -30,8 +31,12 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 		}
 	}
 	r := &run{w: w, log: log, movieID: job.MovieID, jobID: job.JobID, segment: job.Segment}
+	// One claim token per delivery: a retry of this attempt's claim (the
+	// SDK's, after a lost answer) is recognised as done, while a redelivered
+	// message, a new attempt with a new token, stays a no-op.
+	claimToken := token.New()
 	movie, err := r.commit(ctx, func(now time.Time) domain.Command {
-		return domain.ClaimSegment{JobID: job.JobID, Segment: job.Segment, Now: now, Duration: w.o.LeaseDuration}
+		return domain.ClaimSegment{JobID: job.JobID, Segment: job.Segment, Token: claimToken, Now: now, Duration: w.o.LeaseDuration}
 	})
 	if code := domain.ErrorCode(err); code != "" {
 		log.InfoContext(ctx, "job not claimed: a redelivered, replaced or stale job is a no-op", slog.String("code", string(code)))

@@ -116,6 +116,11 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	phone.waitJS("the trace runs", progress)
 	desk.waitJS("the other window says it is her trace", banner+`.textContent.startsWith('You started this trace at')`)
 	desk.waitJS("and offers to cancel it", `!!document.querySelector('#cancel-trace')`)
+	// The second window's part ends here: back to the list, so that it
+	// cannot take the analysis lease when the cancelled trace frees the
+	// movie (it did in a loaded make test, and then the checks below saw
+	// Carol's desktop lease instead of her phone's).
+	desk.do("leave Analyze in the second window", chromedp.Navigate(st.URL+"#/"))
 	phone.waitJS("the cancel button is there", `!!document.querySelector('#cancel-trace')`)
 	phone.press("cancel-trace", kb.Enter, "cancel the trace")
 	phone.waitJS("the page says the trace was cancelled", `document.querySelector('#movie-status').dataset.status === 'tracing_cancelled' &&

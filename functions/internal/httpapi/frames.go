@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
 )
@@ -21,8 +22,28 @@ type FrameReader interface {
 
 // FramePage is GET /movies/{id}/frames as JSON.
 type FramePage struct {
-	Frames []FrameView `json:"frames"`
-	Next   *int        `json:"next"`
+	Movie  DownloadMovie  `json:"movie"`
+	Trace  *DownloadTrace `json:"trace"`
+	Frames []FrameView    `json:"frames"`
+	Next   *int           `json:"next"`
+}
+
+// DownloadMovie names the movie a download is of and the settings that
+// give its points their meaning.
+type DownloadMovie struct {
+	ID              string   `json:"id"`
+	Title           string   `json:"title"`
+	FrameRate       float64  `json:"frameRate"`
+	Trim            TrimView `json:"trim"`
+	CaptureInterval int      `json:"captureInterval"`
+}
+
+// DownloadTrace is the movie's last job (lastJob of the movie's detail):
+// a job ID is shown only once the job finished or its lease went stale,
+// when it no longer authorises anything (docs/api.md). Never a lease ID.
+type DownloadTrace struct {
+	JobID    string `json:"jobId"`
+	UserName string `json:"userName"`
 }
 
 // FrameView is one frame of a page. The frame's job ID is left out on
@@ -37,6 +58,8 @@ type FrameView struct {
 // lost point has no coordinates (null), only the confidence.
 type PointView struct {
 	MarkerID   string   `json:"markerId"`
+	Label      string   `json:"label"`
+	Time       *float64 `json:"time"`
 	X          *float64 `json:"x"`
 	Y          *float64 `json:"y"`
 	PX         *float64 `json:"px"`
@@ -45,9 +68,10 @@ type PointView struct {
 	Lost       bool     `json:"lost"`
 }
 
-// NewPointView is the view of a domain point.
-func NewPointView(p domain.Point) PointView {
-	v := PointView{MarkerID: p.MarkerID, Confidence: p.Confidence, Lost: p.Lost}
+// NewPointView is the view of a domain point on frame index of a movie
+// (label from the movie's markers, time = index / frame rate).
+func NewPointView(m domain.Movie, index int, p domain.Point) PointView {
+	v := PointView{MarkerID: p.MarkerID, Label: markerLabel(m, p.MarkerID), Time: frameTime(m, index), Confidence: p.Confidence, Lost: p.Lost}
 	if !p.Lost {
 		v.X, v.Y, v.PX, v.PY = &p.X, &p.Y, &p.PX, &p.PY
 	}
@@ -68,7 +92,8 @@ func (h *Handler) frames(w http.ResponseWriter, r *http.Request, c call) error {
 		q.CSV = wantsCSV(strings.Join(r.Header.Values("Accept"), ","))
 	}
 	// The movie must exist: an unknown movie is a 404, not an empty page.
-	if _, err := h.cfg.Movies.Get(r.Context(), c.movieID); err != nil {
+	m, err := h.cfg.Movies.Get(r.Context(), c.movieID)
+	if err != nil {
 		return err
 	}
 	page, next, err := h.cfg.Frames.Page(r.Context(), c.movieID, q.From, q.Limit)
@@ -76,20 +101,56 @@ func (h *Handler) frames(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	if q.CSV {
-		return writeFramesCSV(w, c.movieID, q, page, next)
+		return writeFramesCSV(w, m, c.now, q, page, next)
 	}
-	out := FramePage{Frames: make([]FrameView, len(page)), Next: next}
+	out := FramePage{Movie: downloadMovie(m), Trace: downloadTrace(m, c.now), Frames: make([]FrameView, len(page)), Next: next}
 	for i, f := range page {
 		fv := FrameView{Frame: f.Index, Points: make([]PointView, len(f.Points))}
 		for j, p := range f.Points {
-			fv.Points[j] = NewPointView(p)
+			fv.Points[j] = NewPointView(m, f.Index, p)
 		}
 		out.Frames[i] = fv
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func writeFramesCSV(w http.ResponseWriter, movieID string, q framesQuery, page []domain.Frame, next *int) error {
+func downloadMovie(m domain.Movie) DownloadMovie {
+	return DownloadMovie{ID: m.ID, Title: m.Title, FrameRate: m.FrameRate,
+		Trim: TrimView{Start: m.Settings.Trim.Start, End: m.Settings.Trim.End}, CaptureInterval: m.Settings.CaptureInterval}
+}
+
+func downloadTrace(m domain.Movie, now time.Time) *DownloadTrace {
+	j := m.View(now).LastJob
+	if j == nil {
+		return nil
+	}
+	return &DownloadTrace{JobID: j.JobID, UserName: j.UserName}
+}
+
+func markerLabel(m domain.Movie, id string) string {
+	for _, mk := range m.Settings.Markers {
+		if mk.ID == id {
+			return mk.Label
+		}
+	}
+	return ""
+}
+
+func frameTime(m domain.Movie, index int) *float64 {
+	if m.FrameRate <= 0 {
+		return nil
+	}
+	t := float64(index) / m.FrameRate
+	return &t
+}
+
+// commentText keeps a header value on its one comment line.
+func commentText(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+func writeFramesCSV(w http.ResponseWriter, m domain.Movie, now time.Time, q framesQuery, page []domain.Frame, next *int) error {
+	movieID := m.ID
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-frames-%d.csv"`, movieID, q.From))
 	if next != nil {
@@ -97,17 +158,26 @@ func writeFramesCSV(w http.ResponseWriter, movieID string, q framesQuery, page [
 		w.Header().Set("Link", fmt.Sprintf(`</movies/%s/frames?%s>; rel="next"`, movieID, v.Encode()))
 	}
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"frame", "markerId", "x", "y", "px", "py", "confidence", "lost"})
+	// The header: "# key: value" comment lines before the column row.
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	fmt.Fprintf(w, "# movie: %s\n# movieId: %s\n# frameRate: %s\n# trim: %d-%d\n# captureInterval: %d\n",
+		commentText(m.Title), m.ID, num(m.FrameRate), m.Settings.Trim.Start, m.Settings.Trim.End, m.Settings.CaptureInterval)
+	if t := downloadTrace(m, now); t != nil {
+		fmt.Fprintf(w, "# jobId: %s\n# user: %s\n", commentText(t.JobID), commentText(t.UserName))
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"frame", "time", "markerId", "label", "x", "y", "px", "py", "confidence", "lost"})
 	for _, f := range page {
 		for _, p := range f.Points {
 			// Marker IDs are [A-Za-z0-9_-] starting alphanumeric
 			// (domain.ValidateMarkers); csvCell is for a row that is not.
 			// A lost point's coordinates are empty cells.
-			row := []string{strconv.Itoa(f.Index), csvCell(p.MarkerID), "", "", "", "", num(p.Confidence), strconv.FormatBool(p.Lost)}
+			row := []string{strconv.Itoa(f.Index), "", csvCell(p.MarkerID), csvCell(markerLabel(m, p.MarkerID)), "", "", "", "", num(p.Confidence), strconv.FormatBool(p.Lost)}
+			if t := frameTime(m, f.Index); t != nil {
+				row[1] = num(*t)
+			}
 			if !p.Lost {
-				row[2], row[3], row[4], row[5] = num(p.X), num(p.Y), num(p.PX), num(p.PY)
+				row[4], row[5], row[6], row[7] = num(p.X), num(p.Y), num(p.PX), num(p.PY)
 			}
 			_ = cw.Write(row)
 		}

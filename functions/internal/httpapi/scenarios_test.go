@@ -362,6 +362,49 @@ var scenarios = []scenario{
 		}
 	}},
 
+	{"frames: downloads name the movie, job and user, with time and label per point", func(t *testing.T, a *api) {
+		id := a.createMovie(func(m *domain.Movie) {
+			m.Settings.Trim = domain.Trim{Start: 10, End: 40}
+			m.Settings.CaptureInterval = 5
+		})
+		al, bo := a.alice(), a.bob()
+		al.open(id).want(201)
+		var ts httpapi.TraceStarted
+		al.trace(id, 10).want(202).decode(&ts)
+		a.runJob(id, []domain.Frame{
+			{Index: 10, Points: []domain.Point{{MarkerID: "m1", X: 0.25, Y: 0.75, PX: 160, PY: 360, Confidence: 0.9}}},
+			{Index: 15, Points: []domain.Point{{MarkerID: "m1", Lost: true, Confidence: 0.1}}},
+		}, true)
+		m := a.row(id)
+		if m.LastJob == nil || m.LastJob.JobID != ts.JobID || m.LastJob.UserName == "" {
+			t.Fatalf("last job %+v", m.LastJob)
+		}
+		var page httpapi.FramePage
+		bo.do("GET", "/movies/"+id+"/frames", nil).want(200).decode(&page)
+		wantMovie := httpapi.DownloadMovie{ID: id, Title: m.Title, FrameRate: 30, Trim: httpapi.TrimView{Start: 10, End: 40}, CaptureInterval: 5}
+		if page.Movie != wantMovie || page.Trace == nil || *page.Trace != (httpapi.DownloadTrace{JobID: ts.JobID, UserName: m.LastJob.UserName}) {
+			t.Fatalf("header %+v %+v", page.Movie, page.Trace)
+		}
+		if len(page.Frames) != 2 {
+			t.Fatalf("frames %+v", page.Frames)
+		}
+		p := page.Frames[0].Points[0]
+		if p.Label != "tip" || p.Time == nil || *p.Time != 10.0/30 || *p.PX != 160 || *p.PY != 360 {
+			t.Fatalf("point %+v", p)
+		}
+		if l := page.Frames[1].Points[0]; l.Label != "tip" || *l.Time != 0.5 || l.PX != nil {
+			t.Fatalf("lost point %+v", l)
+		}
+		csv := bo.do("GET", "/movies/"+id+"/frames?format=csv", nil).want(200)
+		want := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 10-40\n# captureInterval: 5\n" +
+			"# jobId: " + ts.JobID + "\n# user: " + m.LastJob.UserName + "\n" +
+			"frame,time,markerId,label,x,y,px,py,confidence,lost\n" +
+			"10,0.3333333333333333,m1,tip,0.25,0.75,160,360,0.9,false\n15,0.5,m1,tip,,,,,0.1,true\n"
+		if got := string(csv.body); got != want {
+			t.Fatalf("csv %q, want %q", got, want)
+		}
+	}},
+
 	{"frames: pages, CSV, available while locked", func(t *testing.T, a *api) {
 		id := a.createMovie()
 		al, bo := a.alice(), a.bob()
@@ -383,7 +426,7 @@ var scenarios = []scenario{
 		// While the trace is live, another browser still reads results.
 		var page httpapi.FramePage
 		bo.do("GET", "/movies/"+id+"/frames?limit=2", nil).want(200).decode(&page)
-		if len(page.Frames) != 2 || page.Next == nil || *page.Next != 2 || !reflect.DeepEqual(page.Frames[1].Points[0], httpapi.NewPointView(domain.Point{MarkerID: "m1", X: 0.51, Y: 0.49})) {
+		if len(page.Frames) != 2 || page.Next == nil || *page.Next != 2 || !reflect.DeepEqual(page.Frames[1].Points[0], httpapi.NewPointView(a.row(id), 1, domain.Point{MarkerID: "m1", X: 0.51, Y: 0.49})) {
 			t.Fatalf("first page %+v", page)
 		}
 		r := bo.do("GET", "/movies/"+id+"/frames?from=2&limit=2", nil).want(200)
@@ -394,26 +437,31 @@ var scenarios = []scenario{
 		if strings.Contains(string(r.body), ts.JobID) {
 			t.Fatal("frames expose the live job ID")
 		}
-		if !strings.Contains(string(r.body), `{"markerId":"m1","x":null,"y":null,"px":null,"py":null,"confidence":0.25,"lost":true}`) {
+		if !strings.Contains(string(r.body), `{"markerId":"m1","label":"tip","time":0.06666666666666667,"x":null,"y":null,"px":null,"py":null,"confidence":0.25,"lost":true}`) {
 			t.Fatalf("a lost point is not shown without coordinates: %s", r.body)
 		}
 		csv := bo.do("GET", "/movies/"+id+"/frames?format=csv&limit=2", nil).want(200)
 		if ct := csv.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
 			t.Fatalf("content type %q", ct)
 		}
-		if got, want := string(csv.body), "frame,markerId,x,y,px,py,confidence,lost\n0,m1,0.5,0.5,0,0,0,false\n1,m1,0.51,0.49,0,0,0,false\n"; got != want {
+		m := a.row(id)
+		head := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 0-300\n# captureInterval: 1\n"
+		if got, want := string(csv.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost\n0,0,m1,tip,0.5,0.5,0,0,0,false\n1,0.03333333333333333,m1,tip,0.51,0.49,0,0,0,false\n"; got != want {
 			t.Fatalf("csv %q, want %q", got, want)
 		}
 		if link := csv.header.Get("Link"); link != `</movies/`+id+`/frames?format=csv&from=2&limit=2>; rel="next"` {
 			t.Fatalf("Link %q", link)
 		}
 		accept := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv")).want(200)
-		if !strings.HasPrefix(string(accept.body), "frame,markerId,x,y,px,py,confidence,lost\n") {
+		if !strings.HasPrefix(string(accept.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost\n") {
 			t.Fatalf("Accept: text/csv gave %s", accept.body)
 		}
 		both := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv, application/json")).want(200)
 		if !strings.HasPrefix(both.header.Get("Content-Type"), "application/json") {
 			t.Fatalf("Accept listing JSON gave %s", both.header.Get("Content-Type"))
+		}
+		if page.Trace != nil || page.Movie.ID != id || page.Movie.Title != m.Title || page.Movie.FrameRate != 30 {
+			t.Fatalf("download header while the trace runs: %+v %+v", page.Movie, page.Trace)
 		}
 		bo.do("GET", "/movies/no-such-movie/frames", nil).problem(404, domain.CodeNotFound)
 		bo.do("GET", "/movies/"+id+"/frames?limit=0", nil).problem(422, domain.CodeInvalid)

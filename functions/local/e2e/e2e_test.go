@@ -224,16 +224,23 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	bob.checkAxe("09-bob-results-and-history")
 
 	bob.do("download CSV", chromedp.Click(chromedp.ID("download-csv")))
-	rows, err := csv.NewReader(strings.NewReader(string(bob.waitFile(movieID + "-frames.csv")))).ReadAll()
-	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,markerId,x,y,px,py,confidence,lost" {
+	csvFile := string(bob.waitFile(movieID + "-frames.csv"))
+	if !strings.HasPrefix(csvFile, "# movie: ") || !strings.Contains(csvFile, "\n# movieId: "+movieID+"\n") {
+		t.Fatalf("CSV download has no header naming the movie: %.300s", csvFile)
+	}
+	cr := csv.NewReader(strings.NewReader(csvFile))
+	cr.Comment = '#'
+	rows, err := cr.ReadAll()
+	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,time,markerId,label,x,y,px,py,confidence,lost" {
 		t.Fatalf("CSV download: %d rows (%v), first %v; want a header and %d rows", len(rows), err, rows[:min(len(rows), 2)], wantFrames)
 	}
 	bob.do("download JSON", chromedp.Click(chromedp.ID("download-json")))
 	var doc struct {
-		Holds  string              `json:"holds"`
-		Frames []httpapi.FrameView `json:"frames"`
+		Holds  string                `json:"holds"`
+		Movie  httpapi.DownloadMovie `json:"movie"`
+		Frames []httpapi.FrameView   `json:"frames"`
 	}
-	if err := json.Unmarshal(bob.waitFile(movieID+"-frames.json"), &doc); err != nil || len(doc.Frames) != wantFrames || doc.Holds != "complete" {
+	if err := json.Unmarshal(bob.waitFile(movieID+"-frames.json"), &doc); err != nil || len(doc.Frames) != wantFrames || doc.Holds != "complete" || doc.Movie.ID != movieID {
 		t.Fatalf("JSON download: %d frames holding %q (%v), want %d complete", len(doc.Frames), doc.Holds, err, wantFrames)
 	}
 

@@ -83,7 +83,7 @@ for _ in $(seq 1 120); do
 done
 call 200 GET "/movies/$MOVIE" "${ID_HEADERS[@]}" && has '"status":"traced"' && has "\"jobId\":\"$JOB\""
 call 200 GET "/movies/$MOVIE/frames?from=0&limit=10" "${OTHER_HEADERS[@]}" && has '"frames":[{"frame":0'
-call 200 GET "/movies/$MOVIE/frames?format=csv" "${OTHER_HEADERS[@]}" && has 'frame,markerId,x,y'
+call 200 GET "/movies/$MOVIE/frames?format=csv" "${OTHER_HEADERS[@]}" && has 'frame,time,markerId,label,x,y'
 call 200 GET "/movies/$MOVIE/frames" "${OTHER_HEADERS[@]}" -H 'Accept: text/csv' && has 'frame,markerId,x,y'
 call 422 GET "/movies/$MOVIE/frames?limit=0" "${OTHER_HEADERS[@]}"
 

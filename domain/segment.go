@@ -85,13 +85,7 @@ func (c ClaimSegment) Precondition() []Clause {
 	}
 }
 
-func (c ClaimSegment) Update() []Assignment {
-	u := append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))
-	if c.Token != "" {
-		u = append(u, Set(FieldLeaseClaimToken, c.Token))
-	}
-	return changed(c.Now, u...)
-}
+func (c ClaimSegment) Update() []Assignment { return claimed(c.Now, c.Duration, c.Token) }
 
 // HandOffJob ends segment Segment of a claimed job before its worker's
 // invocation ends: the progress is the checkpoint (FramesWritten durable

@@ -114,12 +114,17 @@ func (c ClaimJob) Precondition() []Clause {
 	}
 }
 
-func (c ClaimJob) Update() []Assignment {
-	u := append(renewed(c.Now, c.Duration), Set(FieldLeaseClaimed, true))
-	if c.Token != "" {
-		u = append(u, Set(FieldLeaseClaimToken, c.Token))
+func (c ClaimJob) Update() []Assignment { return claimed(c.Now, c.Duration, c.Token) }
+
+// claimed is the update of every claim (ClaimJob, ClaimSegment): the lease
+// renewed for one duration, marked claimed, and stamped with the claiming
+// attempt's token (if any) so that a retry of that attempt is recognised.
+func claimed(now time.Time, d time.Duration, token string) []Assignment {
+	u := append(renewed(now, d), Set(FieldLeaseClaimed, true))
+	if token != "" {
+		u = append(u, Set(FieldLeaseClaimToken, token))
 	}
-	return changed(c.Now, u...)
+	return changed(now, u...)
 }
 
 // JobFence guards every write a worker makes for its job (frames, progress,

@@ -2,7 +2,8 @@
 // every few minutes) that finalises stale tracing leases nobody took over
 // (functions/internal/sweeper): their rows end tracing_failed with a summary
 // saying why, and the stream processor projects the movie.tracing.failed
-// audit item from that change.
+// audit item from that change. It also expires uploads that never arrived
+// (awaiting_upload past their expiry become ingest_failed).
 package main
 
 import (
@@ -16,12 +17,13 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromProcess(envvar.MoviesTable)
+	cfg, err := config.FromProcess(envvar.MoviesTable, envvar.MoviesBucket)
 	if err != nil {
 		log.Error("configuration", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -32,7 +34,12 @@ func main() {
 		log.Error("AWS clients", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	s, err := wiring.Sweeper(cfg, clients, log)
+	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})
+	if err != nil {
+		log.Error("movies bucket", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	s, err := wiring.Sweeper(cfg, clients, log, files)
 	if err != nil {
 		log.Error("sweeper configuration", slog.String("error", err.Error()))
 		os.Exit(1)

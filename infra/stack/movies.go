@@ -149,6 +149,9 @@ func (s *Stack) addMovieStorage() {
 	allow(workerRole, "ReadMovies", []*string{uploads}, "s3:GetObject")
 	// Its checkpoints, so a trace split across invocations continues exactly.
 	allow(workerRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:GetObject", "s3:PutObject")
+	// The sweeper expires uploads that never arrived and deletes a late file.
+	allow(s.Roles[Sweeper], "ExpireUploads", []*string{uploads}, "s3:DeleteObject")
+	s.Functions[Sweeper].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
 	worker := s.Functions[Worker]
 	worker.AddLayers(s.FFmpegLayer)
 	worker.AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
@@ -170,6 +173,11 @@ func (s *Stack) addMovieStorage() {
 		Id:        jsii.String("AwsSolutions-IAM5"),
 		Reason:    jsii.String("The worker reads only the uploaded movies under uploads/* and its own checkpoints under tracker/*; prefixes need a wildcard."),
 		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + TrackerPrefix + "*")},
+	}}, jsii.Bool(true))
+	cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[Sweeper], &[]*cdknag.NagPackSuppression{{
+		Id:        jsii.String("AwsSolutions-IAM5"),
+		Reason:    jsii.String("The sweeper deletes only late files of expired uploads under uploads/*; a prefix needs a wildcard."),
+		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*")},
 	}}, jsii.Bool(true))
 	// The bucket notification is set by CDK's own custom resource (a
 	// singleton Lambda with a managed basic-execution policy and

@@ -377,7 +377,7 @@ var wantEnv = map[string][]string{
 	StreamProcessor: {envvar.AuditTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.PoisonQueueURL, envvar.TraceQueueURL},
 	Worker:          {envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.TraceQueueURL},
 	Ingest:          {envvar.FFmpeg, envvar.FFprobe, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
-	Sweeper:         {envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesTable},
+	Sweeper:         {envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
@@ -573,7 +573,8 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("moviesBucket.Arn/uploads/*", "s3:GetObject"),
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 		Sweeper: concat(logs(Sweeper),
-			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem")),
+			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).

@@ -39,12 +39,20 @@ func StaleTrace(m domain.Movie, now time.Time) domain.Command {
 	return domain.FinalizeStaleTrace{Job: *l, FramesWritten: m.Progress.FramesWritten, Now: now}
 }
 
+// Hook runs once per sweep on the sweep's listing, after the rules, for work
+// a command alone cannot do (ingest.Handler.ExpireUploads also deletes a
+// late file). It returns how many movies it finalised; an error is logged
+// and left to the next sweep.
+type Hook func(ctx context.Context, movies []domain.Movie, now time.Time) (int, error)
+
 // Options configure a Sweeper. Movies is required.
 type Options struct {
 	Movies Movies
 	// Rules run on every movie, in order; the first that returns a command
 	// wins for that movie in this sweep (default: StaleTrace).
 	Rules []Rule
+	// Hooks run after the rules, in order, on the same listing.
+	Hooks []Hook
 	Log   *slog.Logger       // default: discard
 	Clock clock.PassiveClock // default: the real clock
 }
@@ -95,6 +103,14 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 			}
 			s.commit(ctx, m.ID, cmd, &rep)
 			break
+		}
+	}
+	for _, hook := range s.o.Hooks {
+		n, err := hook(ctx, movies, s.o.Clock.Now())
+		rep.Finalized += n
+		if err != nil {
+			rep.Failed++
+			s.o.Log.WarnContext(ctx, "sweep hook failed; the next sweep retries", slog.String("error", err.Error()))
 		}
 	}
 	return rep, nil

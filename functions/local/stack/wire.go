@@ -85,7 +85,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if err != nil {
 		return parts{}, err
 	}
-	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"))
+	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"), s.Files)
 	if err != nil {
 		return parts{}, err
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/emulators"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
 
@@ -59,38 +56,15 @@ func waitAcrossNavigation(b *tab, what, expr string) {
 }
 
 // startSignInStack is startStack's stack with sign-in: the local OIDC
-// provider, tokens of tokenTTL, and no development identity at all.
+// provider, tokens of tokenTTL, and no development identity at all; only the
+// end-to-end movie, no injected failure.
 func startSignInStack(t *testing.T, out string, tokenTTL time.Duration) *stack.Stack {
 	t.Helper()
-	ddb, sqs := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
-	if ddb == "" || sqs == "" {
-		t.Fatal("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run the tests with `make test`")
-	}
-	movie, err := domain.NewMovie(movieID, "End-to-end movie", frameCount, 30, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logFile, err := os.Create(filepath.Join(out, "stack.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := stack.Start(t.Context(), stack.Options{
-		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, Prefix: testenv.UniqueName(t, "e2e"),
-		LeaseDuration: 30 * time.Second, FrameDelay: 10 * time.Millisecond, ProgressEvery: 500 * time.Millisecond,
-		Movies: []domain.Movie{movie}, FailAt: map[string]int{},
-		SignIn: true, SignInTokenTTL: tokenTTL,
-		Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	return startStackWith(t, out, func(o *stack.Options) {
+		o.SignIn, o.SignInTokenTTL = true, tokenTTL
+		o.FrameDelay = 10 * time.Millisecond
+		o.Movies, o.FailAt = o.Movies[:1], map[string]int{}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.Stop(); err != nil {
-			t.Error(err)
-		}
-		logFile.Close()
-	})
-	return st
 }
 
 // TestTwoUsersSignInThroughTheLocalProvider: Alice and Bob sign in through

@@ -71,6 +71,6 @@ func (c *client) trace(jobID string) {
 	case r < 0.3:
 		c.command(domain.FailJob{Job: job, Now: c.now(), FramesWritten: written, Summary: "marker m0 lost at /var/task/trace.go:42 token=abc"})
 	default:
-		c.command(domain.CompleteJob{Job: job, Now: c.now(), FramesWritten: written, CleanBefore: plan.End})
+		c.command(domain.CompleteJob{Job: job, Now: c.now(), FramesWritten: written})
 	}
 }

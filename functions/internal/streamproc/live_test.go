@@ -49,7 +49,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	// The worker claims, renews and completes: one completed item, no message.
 	claimed := e.apply(id, domain.ClaimJob{JobID: job, Now: startAt.Add(time.Second), Duration: lease})
 	e.apply(id, domain.RenewJob{JobFence: domain.JobFence{JobID: job, Now: startAt.Add(time.Minute)}, Duration: lease, FramesWritten: 50})
-	done := e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: startAt.Add(2 * time.Minute), FramesWritten: 145, CleanBefore: 300})
+	done := e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: startAt.Add(2 * time.Minute), FramesWritten: 145})
 	e.mustHandle(e.read())
 	if jobs := e.drain(); len(jobs) != 0 {
 		t.Fatalf("completion enqueued %+v", jobs)

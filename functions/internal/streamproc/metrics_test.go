@@ -37,7 +37,7 @@ func TestBatchMetricsAreEMF(t *testing.T) {
 		e.createMovie("metrics-"+id, t0)
 	}
 	m := start("metrics-done", t0)
-	e.apply("metrics-done", domain.CompleteJob{Job: claim("metrics-done", m, t0.Add(time.Second)), Now: t0.Add(time.Minute), FramesWritten: 300, CleanBefore: 300})
+	e.apply("metrics-done", domain.CompleteJob{Job: claim("metrics-done", m, t0.Add(time.Second)), Now: t0.Add(time.Minute), FramesWritten: 300})
 	m = start("metrics-failed", t0)
 	e.apply("metrics-failed", domain.FailJob{Job: claim("metrics-failed", m, t0.Add(time.Second)), Now: t0.Add(time.Minute), FramesWritten: 3, Summary: "The movie could not be read."})
 	m = start("metrics-cancelled", t0)

@@ -41,6 +41,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	wantStarted := events.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
 		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version,
 		TrimEnd: 300, CaptureInterval: 2}
+	wantStarted.HistoryKey = wantStarted.Position().IndexKey()
 	if len(audit) != 1 || audit[startedKey] != wantStarted {
 		t.Fatalf("audit %+v, want only %+v", audit, wantStarted)
 	}

@@ -304,19 +304,23 @@ func newAPI(t *testing.T, tr transport) *api {
 	return newAPIOn(t, tr, tables(t))
 }
 
-// newAPIOn is newAPI on the given tables.
-func newAPIOn(t *testing.T, tr transport, fx *fixture) *api {
+// newAPIOn is newAPI on the given tables; tune adjusts the handler's Config.
+func newAPIOn(t *testing.T, tr transport, fx *fixture, tune ...func(*httpapi.Config)) *api {
 	t.Helper()
 	a := &api{t: t, tr: tr, fx: fx, clock: &clock{t: t0}, logs: &testenv.LogBuffer{}}
 	auth, err := httpapi.ChooseAuthenticator(func(k string) string { return tr.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{
+	c := httpapi.Config{
 		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
 		Files: fx.files, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
-	})
+	}
+	for _, f := range tune {
+		f(&c)
+	}
+	h, err := httpapi.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

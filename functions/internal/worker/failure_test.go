@@ -141,6 +141,13 @@ func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
 			f.Points[0].X = 7
 			return emit(f)
 		}), generic, "invalid frame 50"},
+		{"one frame too many", at(299, func(f domain.Frame, emit func(domain.Frame) error) error {
+			if err := emit(f); err != nil {
+				return err
+			}
+			f.Index++
+			return emit(f)
+		}), generic, "frame 300 beyond the plan's 300 frames"},
 		{"returns early", at(50, func(domain.Frame, func(domain.Frame) error) error { return errStopEarly }), generic, "50 of 300"},
 	}
 	for _, c := range cases {
@@ -160,6 +167,11 @@ func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
 			m := e.get("m8")
 			if m.Status != domain.StatusFailed || m.LastJob.FailureSummary != want || m.Lease != nil {
 				t.Fatalf("row %+v / %+v", m, m.LastJob)
+			}
+			for _, f := range e.stored("m8") {
+				if f.Index >= 300 {
+					t.Fatalf("frame %d beyond the plan was stored", f.Index)
+				}
 			}
 			for _, bad := range []string{"hunter2", "/var/task", "AKIA", "internal.invalid", "goroutine", "token=", "\n"} {
 				if strings.Contains(want, bad) {

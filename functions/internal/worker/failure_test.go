@@ -303,6 +303,32 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 			t.Fatalf("writes %+v", w)
 		}
 	})
+	t.Run("persistent on the row", func(t *testing.T) {
+		// A movie-row commit (here BeginTrace) is retried as often as a
+		// frame write, then fails the job.
+		e := newMemEnv(t)
+		e.createMovie("m12r", 300)
+		job := e.start("m12r", alice, 0, e.now(), lease)
+		tw := e.newWorker(tracer.NewSynthetic(), lease)
+		tw.movies.fail = func(cmd domain.Command) error {
+			if _, ok := cmd.(domain.BeginTrace); ok {
+				return conflict()
+			}
+			return nil
+		}
+		if out := tw.Run(context.Background(), job); out.Result != worker.ResultFailed {
+			t.Fatalf("%+v", out)
+		}
+		begins := 0
+		for _, c := range tw.movies.snapshot() {
+			if _, ok := c.cmd.(domain.BeginTrace); ok {
+				begins++
+			}
+		}
+		if begins != worker.DefaultConflictRetries+1 || len(tw.frames.snapshot()) != 0 {
+			t.Fatalf("%d BeginTrace attempts, %d frame writes", begins, len(tw.frames.snapshot()))
+		}
+	})
 	t.Run("persistent", func(t *testing.T) {
 		e := newMemEnv(t)
 		e.createMovie("m12", 300)
@@ -385,5 +411,24 @@ func TestHandlerSurvivesAPanicOutsideTheJob(t *testing.T) {
 	}
 	if n := countLogs(e, "worker panicked; message left for redelivery"); n != 1 {
 		t.Fatalf("%d panic records", n)
+	}
+}
+
+// TestInvalidWriteIsNotALostLease: a fenced write the store refuses as
+// invalid input (the store's checks may be stricter than the worker's) is an
+// internal error that fails the job visibly, not a lost lease that would
+// leave it to go stale.
+func TestInvalidWriteIsNotALostLease(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("m13", 300)
+	job := e.start("m13", alice, 0, e.now(), lease)
+	tw := e.newWorker(tracer.NewSynthetic(), lease)
+	tw.frames.before = func(int) error { return domain.Invalid("frame", "refused by the store") }
+	out := tw.Run(context.Background(), job)
+	if out.Result != worker.ResultFailed || !strings.HasPrefix(out.Summary, "Tracing failed because of an internal error") {
+		t.Fatalf("%+v", out)
+	}
+	if m := e.get("m13"); m.Status != domain.StatusFailed || m.Lease != nil {
+		t.Fatalf("row %+v", m)
 	}
 }

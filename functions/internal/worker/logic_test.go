@@ -274,6 +274,28 @@ func TestDeadlines(t *testing.T) {
 			t.Fatalf("row %+v", m)
 		}
 	})
+	t.Run("runs out of time one frame short", func(t *testing.T) {
+		// 299 of 300 frames durable at the stop margin, no queue to hand off
+		// to: the job is not done, so it is no "traced".
+		e := newMemEnv(t)
+		e.createMovie("m9c", 300)
+		job := e.start("m9c", alice, 0, e.now(), lease)
+		tw := e.newWorker(at(299, func(ctx context.Context, f domain.Frame, emit func(domain.Frame) error) error {
+			e.fake.Step(8 * time.Second)
+			<-ctx.Done()
+			return ctx.Err()
+		}), lease, func(o *worker.Options) { o.StopMargin, o.StartReserve = 2*time.Second, 4*time.Second })
+		ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
+		defer cancel()
+		out := tw.Run(ctx, job)
+		const want = "The trace ran out of time after 299 of 300 frames. Start it again, or trace fewer frames."
+		if out.Result != worker.ResultFailed || out.Summary != want || out.FramesWritten != 299 {
+			t.Fatalf("%+v", out)
+		}
+		if m := e.get("m9c"); m.Status != domain.StatusFailed || m.CleanBefore != 0 {
+			t.Fatalf("row %+v", m)
+		}
+	})
 }
 
 // TestBatchJobsRunConcurrently (issue 12, item 3): two jobs in one batch
@@ -379,6 +401,13 @@ func TestNewValidatesOptions(t *testing.T) {
 		if _, err := worker.New(o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	// The reserve may equal the margin: a job claimed with exactly that much
+	// time left stops at once, but is claimed.
+	o := ok
+	o.StopMargin, o.StartReserve = 5*time.Second, 5*time.Second
+	if _, err := worker.New(o); err != nil {
+		t.Errorf("reserve equal to the margin refused: %v", err)
 	}
 }
 

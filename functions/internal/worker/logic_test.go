@@ -153,6 +153,47 @@ func TestLostLeaseStopsAtOnce(t *testing.T) {
 	}
 }
 
+// TestRefusedRenewalStopsAtOnce: the job's lease is ended by someone else
+// while no frame is buffered, so the next renewal is the first write to
+// learn it: the refusal stops the job at once (no further frame write), as
+// a refused frame write does; it is no transport error to carry on after.
+func TestRefusedRenewalStopsAtOnce(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("m5r", 300)
+	const short = 6 * time.Second // cadence 2 s
+	job := e.start("m5r", alice, 0, e.now(), short)
+	var tw *testWorker
+	tw = e.newWorker(at(99, func(ctx context.Context, f domain.Frame, emit func(domain.Frame) error) error {
+		if !waitUntil(func() bool { return tw.putsWritten() == 99 }) { // frames 0-98 durable, none buffered
+			return errTimedOut
+		}
+		m := e.get("m5r")
+		if _, err := e.store.Commit(ctx, "m5r", domain.FailJob{Job: *m.Lease, Now: e.now(), Summary: "Stopped by an operator."}); err != nil {
+			return err
+		}
+		e.fake.Step(short / 3)
+		renewed := func() bool {
+			for _, c := range tw.movies.snapshot() {
+				if _, ok := c.cmd.(domain.RenewJob); ok {
+					return true
+				}
+			}
+			return false
+		}
+		if !waitUntil(renewed) {
+			return errTimedOut
+		}
+		return emit(f)
+	}), short)
+	out := tw.Run(context.Background(), job)
+	if out.Result != worker.ResultLeaseLost || out.FramesWritten != 99 {
+		t.Fatalf("%+v", out)
+	}
+	if refused := requireStoppedAtFirstRefusal(t, tw.allCalls()); refused.what != "domain.RenewJob" {
+		t.Fatalf("the first refusal was %s, want the renewal", refused.what)
+	}
+}
+
 // TestRenewalCadence: the lease is renewed on a time cadence (a third of the
 // lease), never per frame, and each renewal publishes the durable progress.
 // The tracer steps the fake clock by one cadence five times: exactly five

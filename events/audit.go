@@ -10,13 +10,21 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 )
 
-// Attribute names of an audit item. The table's key is (movieId, eventKey).
+// Attribute names of an audit item. The table's key is (movieId, eventKey);
+// its global secondary index HistoryIndex is (movieId, historyKey).
 const (
 	AttrEventKey   = "eventKey"
 	AttrType       = "type"
 	AttrJobID      = "jobId"
 	AttrOccurredAt = "occurredAt"
+	AttrHistoryKey = "historyKey"
 )
+
+// HistoryIndex is the audit table's global secondary index that orders a
+// movie's items by time: partition key movieId, sort key historyKey
+// ("<occurredAt>#<digest of eventKey>", HistoryPosition.IndexKey), all
+// attributes projected. A history page is one Query of it, newest first.
+const HistoryIndex = "history"
 
 // AuditItem is one row of the audit table: a user-facing record of a trace
 // outcome. It holds no lease ID of an analysis lease, no stack trace and no
@@ -25,8 +33,9 @@ const (
 // The sort key is "<jobId>#<eventType>": exactly one item per job and event
 // type, so the conditional put (attribute_not_exists) that writes it makes
 // the table itself reject a second copy, whatever a replay or a future
-// change to how event times are derived does. Readers wanting a timeline
-// Query one movie and order by occurredAt (fixed-width, sortable).
+// change to how event times are derived does. The timeline is the
+// HistoryIndex, sorted by HistoryKey: derived from the item alone, so a
+// replay writes the same value (and is refused by the key anyway).
 type AuditItem struct {
 	MovieID    string `dynamodbav:"movieId"`
 	EventKey   string `dynamodbav:"eventKey"`
@@ -35,6 +44,9 @@ type AuditItem struct {
 	UserID     string `dynamodbav:"userId"`
 	UserName   string `dynamodbav:"userName"`
 	OccurredAt string `dynamodbav:"occurredAt"`
+	// HistoryKey is the HistoryIndex sort key: Position().IndexKey(). It
+	// names no job (only a digest of EventKey).
+	HistoryKey string `dynamodbav:"historyKey"`
 	FromFrame  int    `dynamodbav:"fromFrame"`
 	Version    int64  `dynamodbav:"version"`
 	// Summary is set for failed and abandoned jobs only, sanitized again
@@ -63,6 +75,7 @@ func NewAuditItem(e Event) AuditItem {
 		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
 		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
 	}
+	it.HistoryKey = it.Position().IndexKey()
 	if e.Type == TracingFailed || e.Type == TracingAbandoned {
 		it.Summary = domain.SanitizeSummary(e.Summary)
 	}

@@ -21,7 +21,8 @@ type Tables struct {
 }
 
 // Key attribute names are the item schema's (events.AttrMovieID,
-// events.AttrFrameIndex, events.AttrEventKey), which the CDK stack uses too.
+// events.AttrFrameIndex, events.AttrEventKey, and events.AttrHistoryKey of
+// the audit table's events.HistoryIndex), which the CDK stack uses too.
 
 // Schemas returns the CreateTable inputs for the tables, the same keys and
 // stream settings the CDK stack declares. They are used by the local stack
@@ -55,9 +56,14 @@ func (t Tables) Schemas() []*dynamodb.CreateTableInput {
 		},
 		{
 			TableName:            aws.String(t.Audit),
-			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID), s(events.AttrEventKey)},
+			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID), s(events.AttrEventKey), s(events.AttrHistoryKey)},
 			KeySchema:            []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrEventKey)},
 			BillingMode:          types.BillingModePayPerRequest,
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+				IndexName:  aws.String(events.HistoryIndex),
+				KeySchema:  []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrHistoryKey)},
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			}},
 		},
 	}
 }

@@ -134,6 +134,9 @@ type Options struct {
 	// SignInTokenTTL is the lifetime of the tokens the local provider
 	// issues (default 10 min); tests make it short to see renewals.
 	SignInTokenTTL time.Duration
+	// SignInUsers are the local provider's users (default
+	// oidcprovider.TestUsers: Alice and Bob); tests add their own.
+	SignInUsers []oidcprovider.User
 }
 
 // Stack is a running local stack.

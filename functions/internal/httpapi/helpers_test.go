@@ -471,6 +471,10 @@ func (r *response) problem(status int, code domain.Code) httpapi.Problem {
 	if p.Code != code || p.Status != status || p.Type != httpapi.ProblemTypeBase+string(code) {
 		r.t.Fatalf("%s: problem %+v, want code %s status %d", r.req, p, code, status)
 	}
+	// People read the title and detail: no internal status, code or field.
+	if names := httpapi.InternalNames(p.Title + " " + p.Detail); len(names) > 0 {
+		r.t.Fatalf("%s: problem %q / %q names %q", r.req, p.Title, p.Detail, names)
+	}
 	return p
 }
 

@@ -6,7 +6,8 @@ import (
 )
 
 func TestCursorRoundTrip(t *testing.T) {
-	p := NewAuditItem(Event{Type: TracingStarted, MovieID: "m", JobID: job1, At: time.Date(2026, 12, 2, 12, 0, 0, 5e6, time.UTC)}).Position()
+	e := Event{Type: TracingStarted, MovieID: "m", JobID: job1, At: time.Date(2026, 12, 2, 12, 0, 0, 5e6, time.UTC)}
+	p := NewHistoryPosition(FormatTime(e.At), e.AuditKey())
 	got, err := ParseCursor(p.Cursor())
 	if err != nil || got != p {
 		t.Fatalf("round trip of %+v: %+v, %v", p, got, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // AuditAPI is the part of the DynamoDB client the audit reader uses.
@@ -42,7 +43,7 @@ func NewAuditReader(client AuditAPI, table string) *AuditReader {
 // so a page Queries the movie's whole partition (at most MaxHistoryItems
 // items, a few per trace) and sorts it; a time-ordered index would make a
 // page one bounded Query.
-func (r *AuditReader) History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]events.AuditItem, *events.HistoryPosition, error) {
+func (r *AuditReader) History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]schema.AuditItem, *events.HistoryPosition, error) {
 	if !domain.ValidMovieID(movieID) {
 		return nil, nil, domain.Invalid("movieId", "malformed movie ID")
 	}
@@ -52,13 +53,13 @@ func (r *AuditReader) History(ctx context.Context, movieID string, after *events
 	in := &dynamodb.QueryInput{
 		TableName:                &r.table,
 		KeyConditionExpression:   aws.String("#m = :m"),
-		ExpressionAttributeNames: map[string]string{"#m": events.AttrMovieID},
+		ExpressionAttributeNames: map[string]string{"#m": schema.AttrMovieID},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":m": &types.AttributeValueMemberS{Value: movieID},
 		},
 	}
 	type entry struct {
-		item events.AuditItem
+		item schema.AuditItem
 		pos  events.HistoryPosition
 	}
 	var all []entry
@@ -69,7 +70,7 @@ func (r *AuditReader) History(ctx context.Context, movieID string, after *events
 			return nil, nil, fmt.Errorf("query audit: %w", err)
 		}
 		for _, raw := range page.Items {
-			it, err := events.UnmarshalAuditItem(raw)
+			it, err := schema.UnmarshalAuditItem(raw)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -85,7 +86,7 @@ func (r *AuditReader) History(ctx context.Context, movieID string, after *events
 		}
 	}
 	end := min(start+limit, len(all))
-	out := make([]events.AuditItem, 0, end-start)
+	out := make([]schema.AuditItem, 0, end-start)
 	for _, e := range all[start:end] {
 		out = append(out, e.item)
 	}

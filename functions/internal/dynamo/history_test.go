@@ -11,6 +11,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestHistoryPagesNewestFirst writes 7 audit items of one movie (two at the
@@ -22,7 +23,7 @@ func TestHistoryPagesNewestFirst(t *testing.T) {
 	tables := testenv.NewTables(t, client)
 	ctx := context.Background()
 	put := func(movie string, i int, at time.Time, typ events.EventType) {
-		item, err := events.MarshalAuditItem(events.Event{Type: typ, MovieID: movie, JobID: fmt.Sprintf("%032x", i),
+		item, err := schema.MarshalAuditItem(events.Event{Type: typ, MovieID: movie, JobID: fmt.Sprintf("%032x", i),
 			UserID: "u", UserName: "Alice", At: at, Version: int64(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +40,7 @@ func TestHistoryPagesNewestFirst(t *testing.T) {
 	put("movie-other", 8, t0.Add(2*time.Hour), events.TracingStarted)
 
 	r := dynamo.NewAuditReader(client, tables.Audit)
-	var got []events.AuditItem
+	var got []schema.AuditItem
 	var after *events.HistoryPosition
 	for page := 0; ; page++ {
 		items, next, err := r.History(ctx, "movie-h", after, 3)

@@ -54,6 +54,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 const (
@@ -460,7 +461,7 @@ func (e *env) checkAudit(movieID string, started map[string]bool) map[string]boo
 	completed := map[string]bool{}
 	want := map[string]bool{}
 	for _, r := range e.records {
-		c, err := events.DecodeRecord(r)
+		c, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatalf("decode record: %v", err)
 		}
@@ -496,7 +497,7 @@ func (e *env) checkAudit(movieID string, started map[string]bool) map[string]boo
 			e.t.Fatal(err)
 		}
 		for _, item := range page.Items {
-			it, err := events.UnmarshalAuditItem(item)
+			it, err := schema.UnmarshalAuditItem(item)
 			if err != nil {
 				e.t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // segmentCounts are what TestSegmentedTracesUnderFaults measured over all
@@ -265,7 +266,7 @@ func (e *env) waitNoLiveLease(movieID string) {
 func (e *env) countTerminal(movieID string, started map[string]bool, c *segmentCounts) {
 	ended := map[string]bool{}
 	for _, r := range e.records {
-		ch, err := events.DecodeRecord(r)
+		ch, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatal(err)
 		}

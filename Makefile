@@ -214,7 +214,7 @@ clean: ## Remove build/ and cdk.out/
 # histories against DynamoDB Local, each checked for linearizability
 # (porcupine) and for the protocol's invariants, the checker's own tests
 # (functions/internal/proof/...), then the dynamo differential test with
-# RAPID_CHECKS checks per command kind (18 kinds). Every part appends `proof-count key=value ...` lines to
+# RAPID_CHECKS checks per command kind (every kind). Every part appends `proof-count key=value ...` lines to
 # $(PROOF_COUNTS); cmd/proofsum adds them up into the last line of the
 # output, e.g. `proof: histories=1000 violations=0 ...`. A part added later
 # (fault injection, fuzzing) goes into proof-suite and appends its own counts

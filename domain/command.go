@@ -71,9 +71,14 @@ func Decide(g Guard, m *Movie) error {
 }
 
 // Apply returns the movie after c's update. Call it only on a movie for
-// which Decide returned nil.
+// which Decide returned nil. A copy reads its source on the row as it was
+// before the update, as a storage engine's update does.
 func Apply(c Command, m Movie) Movie {
+	before := m
 	for _, a := range c.Update() {
+		if a.Op == AssignCopy {
+			a = Set(a.Field, before.copied(a))
+		}
 		m.assign(a)
 	}
 	return m

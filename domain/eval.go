@@ -214,6 +214,16 @@ func cmpOrdered[T int64 | string](a, b T) int {
 	return 0
 }
 
+// copied reads the source of a copy assignment; an absent source is a bug
+// (the command's precondition must guarantee it) and panics.
+func (m *Movie) copied(a Assignment) any {
+	v, ok := m.field(a.Value.(Field))
+	if !ok {
+		panic(fmt.Sprintf("domain: copy into %q from absent %q", a.Field, a.Value))
+	}
+	return v
+}
+
 // assign applies one assignment to m. The domain's commands assign only
 // values of a field's own type, and lease parts only while a lease exists
 // (their preconditions require it); anything else is a bug and panics.

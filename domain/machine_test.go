@@ -226,7 +226,7 @@ func newWorld(t *rapid.T, stats *actionStats) *world {
 		"complete": func() {
 			job := w.jobID()
 			p := w.plans[job]
-			w.exec("complete", domain.CompleteJob{Job: w.workerJob(job), Now: w.now, FramesWritten: p.Frames, CleanBefore: p.End})
+			w.exec("complete", domain.CompleteJob{Job: w.workerJob(job), Now: w.now, FramesWritten: p.Frames})
 		},
 		"fail": func() {
 			job := w.jobID()
@@ -557,6 +557,9 @@ func (w *world) checkAccepted(action string, c domain.Command, before, after dom
 		default:
 			t.Fatalf("%s changed CleanBefore", action)
 		}
+	}
+	if _, ok := c.(domain.CompleteJob); ok && after.CleanBefore != before.Settings.Trim.End {
+		t.Fatalf("%s set CleanBefore to %d, want the trim's end %d (the end of every plan)", action, after.CleanBefore, before.Settings.Trim.End)
 	}
 	if before.Status != after.Status {
 		switch c.(type) {

@@ -135,7 +135,7 @@ func TestMovieView(t *testing.T) {
 		}
 	})
 	t.Run("a completed trace reads as stored", func(t *testing.T) {
-		m := exec(t, running, domain.CompleteJob{Job: *running.Lease, Now: at(ms), FramesWritten: 1000, CleanBefore: 1000})
+		m := exec(t, running, domain.CompleteJob{Job: *running.Lease, Now: at(ms), FramesWritten: 1000})
 		v := m.View(at(2 * d))
 		if v.Status != domain.StatusTraced || v.LastJob != m.LastJob || v.Lock != nil {
 			t.Fatalf("view %+v", v)

@@ -24,7 +24,7 @@ func TestReplaysAreSuccessesThatWriteNothing(t *testing.T) {
 		return domain.ClaimJob{JobID: job1, Token: token, Now: at(2 * ms), Duration: d}
 	}
 	claimedBy1 := exec(t, started, claim(token1))
-	done := exec(t, claimedBy1, domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(time.Second), FramesWritten: 3, CleanBefore: 900})
+	done := exec(t, claimedBy1, domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(time.Second), FramesWritten: 3})
 	failed := exec(t, claimedBy1, domain.FailJob{Job: *claimedBy1.Lease, Now: at(time.Second), Summary: "boom"})
 	runCases(t, []cmdCase{
 		{name: "a retried trace start finds its own tracing lease", movie: started, replay: true,
@@ -38,11 +38,11 @@ func TestReplaysAreSuccessesThatWriteNothing(t *testing.T) {
 		{name: "a claim without a token is never a replay", movie: claimedBy1, cmd: claim(""), code: domain.CodeAlreadyClaimed},
 		{name: "a malformed token is invalid", movie: started, cmd: claim("xyz"), code: domain.CodeInvalid, field: "claimToken"},
 		{name: "a retried completion finds its outcome", movie: done, replay: true,
-			cmd: domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), FramesWritten: 3, CleanBefore: 900}},
+			cmd: domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), FramesWritten: 3}},
 		{name: "a retried failure finds its outcome", movie: failed, replay: true,
 			cmd: domain.FailJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), Summary: "boom"}},
 		{name: "completing a job recorded as failed is lease_lost", movie: failed, code: domain.CodeLeaseLost,
-			cmd: domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), FramesWritten: 3, CleanBefore: 900}},
+			cmd: domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), FramesWritten: 3}},
 	})
 	stored := exec(t, started, claim(token1))
 	if stored.Lease.ClaimToken != token1 {

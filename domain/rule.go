@@ -169,6 +169,12 @@ const (
 	AssignRemove AssignOp = "remove"
 	// AssignAdd adds the integer Value to a numeric field.
 	AssignAdd AssignOp = "add"
+	// AssignCopy stores in the field the value another field (Value, a
+	// Field) has on the stored row before the update: the rule derives the
+	// new value from the row instead of trusting the caller. The source is
+	// present whenever the command's precondition holds, is of the
+	// destination's type, and no assignment of the same update changes it.
+	AssignCopy AssignOp = "copy"
 )
 
 // Assignment is one field change of an update. An update never names a field
@@ -179,7 +185,7 @@ type Assignment struct {
 	Field Field
 	// Value is the new value for AssignSet (a field's own type: int, bool,
 	// string, time.Time, Status, []Marker, Lease, JobRecord) and the int
-	// increment for AssignAdd.
+	// increment for AssignAdd, the source Field for AssignCopy.
 	Value any
 }
 
@@ -188,6 +194,9 @@ func Set(f Field, v any) Assignment { return Assignment{Op: AssignSet, Field: f,
 
 // Remove deletes f.
 func Remove(f Field) Assignment { return Assignment{Op: AssignRemove, Field: f} }
+
+// Copy assigns to f the value the stored row has in src (AssignCopy).
+func Copy(f, src Field) Assignment { return Assignment{Op: AssignCopy, Field: f, Value: src} }
 
 // Add increments the numeric field f by n.
 func Add(f Field, n int) Assignment { return Assignment{Op: AssignAdd, Field: f, Value: n} }

@@ -235,23 +235,23 @@ func finished(jobID string, status Status) Cond {
 }
 
 // CompleteJob publishes status traced and deletes only the job's own lease.
-// Precondition: JobFence. CleanBefore becomes the end of the traced range.
+// Precondition: JobFence. CleanBefore becomes the end of the traced range,
+// which the rule reads from the row, not from the worker: every plan
+// (PlanTrace, ResumePlan) ends at the trim's end, and the trim cannot change
+// while the job holds the lease (edits need the analysis lease), so the
+// stored Trim.End is the end of what this job traced.
 type CompleteJob struct {
 	Job           Lease
 	Now           time.Time
 	FramesWritten int
-	CleanBefore   int
 }
 
 func (c CompleteJob) fence() JobFence { return JobFence{JobID: c.Job.ID, Now: c.Now} }
 
 func (c CompleteJob) Validate() error {
 	var n error
-	switch {
-	case c.FramesWritten < 0:
+	if c.FramesWritten < 0 {
 		n = Invalid("framesWritten", "must not be negative")
-	case c.CleanBefore < 0:
-		n = Invalid("cleanBefore", "must not be negative")
 	}
 	return firstError(c.fence().Validate(), n)
 }
@@ -262,7 +262,7 @@ func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
 func (c CompleteJob) Done() Cond { return finished(c.Job.ID, StatusTraced) }
 
 func (c CompleteJob) Update() []Assignment {
-	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Set(FieldCleanBefore, c.CleanBefore))
+	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Copy(FieldCleanBefore, FieldTrimEnd))
 }
 
 // FailJob publishes status tracing_failed with a sanitized summary and

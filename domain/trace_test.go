@@ -382,8 +382,9 @@ func requireOutcome(t *testing.T, after domain.Movie, job domain.Lease, status d
 func TestCompleteJob(t *testing.T) {
 	running := exec(t, claimed(t, job1, t0), domain.BeginTrace{JobFence: domain.JobFence{JobID: job1, Now: t0}, Duration: d, TotalFrames: 1000})
 	complete := func(job domain.Lease, now time.Time) domain.Command {
-		return domain.CompleteJob{Job: job, Now: now, FramesWritten: 1000, CleanBefore: 1000}
+		return domain.CompleteJob{Job: job, Now: now, FramesWritten: 1000}
 	}
+	trimmed := trimmedRunning(t)
 	cases := append(fenceCases(t, complete),
 		cmdCase{
 			name:  "the claimed job publishes traced, deletes its own lease and records LastJob",
@@ -400,13 +401,33 @@ func TestCompleteJob(t *testing.T) {
 			},
 		},
 		cmdCase{
-			name:  "negative CleanBefore is invalid",
+			name:  "a narrowed trim: CleanBefore is the stored trim's end, whatever frames were written",
+			movie: trimmed,
+			cmd:   domain.CompleteJob{Job: *trimmed.Lease, Now: at(time.Minute), FramesWritten: 7},
+			check: func(t *testing.T, _, after domain.Movie) {
+				if after.CleanBefore != 640 {
+					t.Fatalf("CleanBefore %d, want the trim's end 640", after.CleanBefore)
+				}
+			},
+		},
+		cmdCase{
+			name:  "negative FramesWritten is invalid",
 			movie: running,
-			cmd:   domain.CompleteJob{Job: *running.Lease, Now: at(ms), CleanBefore: -1},
+			cmd:   domain.CompleteJob{Job: *running.Lease, Now: at(ms), FramesWritten: -1},
 			code:  domain.CodeInvalid,
 		},
 	)
 	runCases(t, cases)
+}
+
+// trimmedRunning is job1 running on a movie whose trim Alice narrowed to
+// [10, 640) before starting it from frame 20, its plan recorded.
+func trimmedRunning(t *testing.T) domain.Movie {
+	t.Helper()
+	m := exec(t, analysing(t, leaseA, alice, t0), domain.EditTrim{LeaseID: leaseA, Now: t0, Trim: domain.Trim{Start: 10, End: 640}})
+	m = exec(t, m, domain.StartTrace{LeaseID: leaseA, JobID: job1, User: alice, FromFrame: 20, Now: t0, Duration: d})
+	m = exec(t, m, domain.ClaimJob{JobID: job1, Now: t0, Duration: d})
+	return exec(t, m, domain.BeginTrace{JobFence: domain.JobFence{JobID: job1, Now: t0}, Duration: d, CleanBefore: 0, TotalFrames: 630})
 }
 
 func TestFailJob(t *testing.T) {

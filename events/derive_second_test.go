@@ -13,7 +13,7 @@ import (
 func TestDeriveSecondFinishedJob(t *testing.T) {
 	r := newRow(t)
 	r.do(started(job1, alice, t0, 0), domain.ClaimJob{JobID: job1, Now: t0, Duration: leaseD})
-	r.do(domain.CompleteJob{Job: *r.m.Lease, Now: t0.Add(time.Minute), FramesWritten: 3, CleanBefore: 300})
+	r.do(domain.CompleteJob{Job: *r.m.Lease, Now: t0.Add(time.Minute), FramesWritten: 3})
 	r.do(started(job2, bob, t0.Add(2*time.Minute), 0), domain.ClaimJob{JobID: job2, Now: t0.Add(2 * time.Minute), Duration: leaseD})
 	r.do(domain.FailJob{Job: *r.m.Lease, Now: t0.Add(3 * time.Minute), FramesWritten: 1, Summary: "lost"})
 	last := r.steps[len(r.steps)-1]

@@ -74,7 +74,7 @@ func TestDeriveLifecycle(t *testing.T) {
 	claimed := *r.m.Lease
 	r.do(
 		domain.RenewJob{JobFence: domain.JobFence{JobID: job1, Now: t0.Add(5 * time.Minute)}, Duration: leaseD, FramesWritten: 3},
-		domain.CompleteJob{Job: claimed, Now: t0.Add(6 * time.Minute), FramesWritten: 148, CleanBefore: 300},
+		domain.CompleteJob{Job: claimed, Now: t0.Add(6 * time.Minute), FramesWritten: 148},
 	)
 	steps := r.steps
 

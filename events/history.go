@@ -1,7 +1,6 @@
 package events
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -27,11 +26,14 @@ func NewHistoryPosition(occurredAt, eventKey string) HistoryPosition {
 	return HistoryPosition{OccurredAt: occurredAt, KeyDigest: hex.EncodeToString(sum[:8])}
 }
 
-// CompareNewestFirst orders positions newest first: the later time first,
-// then the larger digest (so items of the same instant have one order).
-func CompareNewestFirst(a, b HistoryPosition) int {
-	return cmp.Or(cmp.Compare(b.OccurredAt, a.OccurredAt), cmp.Compare(b.KeyDigest, a.KeyDigest))
-}
+// IndexKey is the position as the audit table's HistoryIndex sort key,
+// "<occurredAt>#<digest>": fixed width, so lexical order is time order, then
+// digest order for items of the same instant (newest first is descending).
+func (p HistoryPosition) IndexKey() string { return p.OccurredAt + "#" + p.KeyDigest }
+
+// ParseIndexKey decodes an IndexKey (a HistoryIndex LastEvaluatedKey's sort
+// key).
+func ParseIndexKey(s string) (HistoryPosition, error) { return parsePosition(s, "#") }
 
 // MaxCursorLength bounds an encoded cursor.
 const MaxCursorLength = 64
@@ -55,7 +57,11 @@ func ParseCursor(s string) (HistoryPosition, error) {
 	if err != nil {
 		return HistoryPosition{}, ErrBadCursor
 	}
-	at, digest, ok := strings.Cut(string(raw), "~")
+	return parsePosition(string(raw), "~")
+}
+
+func parsePosition(s, sep string) (HistoryPosition, error) {
+	at, digest, ok := strings.Cut(s, sep)
 	if !ok || !digestPattern.MatchString(digest) {
 		return HistoryPosition{}, ErrBadCursor
 	}

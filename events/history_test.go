@@ -1,6 +1,8 @@
 package events
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,6 +17,47 @@ func TestCursorRoundTrip(t *testing.T) {
 	if c := p.Cursor(); len(c) > MaxCursorLength {
 		t.Fatalf("cursor %q longer than %d", c, MaxCursorLength)
 	}
+	if got, err := ParseIndexKey(p.IndexKey()); err != nil || got != p {
+		t.Fatalf("index key round trip of %+v: %+v, %v", p, got, err)
+	}
+	for _, bad := range []string{"", "#", p.Cursor(), p.OccurredAt + "~" + p.KeyDigest, p.OccurredAt + "#" + p.KeyDigest + "0",
+		"2026-12-02T12:00:00Z#" + p.KeyDigest, p.OccurredAt + "#" + strings.ToUpper(p.KeyDigest)} {
+		if _, err := ParseIndexKey(bad); err == nil {
+			t.Errorf("ParseIndexKey(%q) accepted", bad)
+		}
+	}
+}
+
+// TestIndexKeyOrder: the index key sorts as the history reads, oldest to
+// newest by time, whatever the digests; items of one instant by digest.
+func TestIndexKeyOrder(t *testing.T) {
+	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var keys []string
+	for i := range 50 {
+		e := Event{Type: TracingStarted, MovieID: "m", JobID: strings.Repeat(string(rune('a'+i%26)), 32), At: at.Add(time.Duration(i) * 999 * time.Millisecond)}
+		keys = append(keys, NewHistoryPosition(FormatTime(e.At), e.AuditKey()).IndexKey())
+	}
+	if !slices.IsSorted(keys) {
+		t.Fatalf("index keys are not in time order: %q", keys)
+	}
+}
+
+func FuzzParseIndexKey(f *testing.F) {
+	f.Add("2026-12-02T12:00:00.005Z#0123456789abcdef")
+	f.Add("")
+	f.Add("2026-12-02T12:00:00.005Z~0123456789abcdef")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseIndexKey(s)
+		if err != nil {
+			return
+		}
+		if p.IndexKey() != s {
+			t.Fatalf("%q parsed to %+v, whose index key is %q", s, p, p.IndexKey())
+		}
+		if q, err := ParseCursor(p.Cursor()); err != nil || q != p {
+			t.Fatalf("%q: cursor of %+v parses to %+v, %v", s, p, q, err)
+		}
+	})
 }
 
 func FuzzParseCursor(f *testing.F) {

@@ -47,10 +47,18 @@ const (
 	AttrPoints     = "points"
 )
 
-// Attribute names of an audit item. The table's key is (movieId, eventKey).
+// Attribute names of an audit item. The table's key is (movieId, eventKey);
+// its global secondary index HistoryIndex is (movieId, historyKey).
 const (
 	AttrEventKey   = "eventKey"
 	AttrType       = "type"
 	AttrJobID      = "jobId"
 	AttrOccurredAt = "occurredAt"
+	AttrHistoryKey = "historyKey"
 )
+
+// HistoryIndex is the audit table's global secondary index that orders a
+// movie's items by time: partition key movieId, sort key historyKey
+// ("<occurredAt>#<digest of eventKey>", events.HistoryPosition.IndexKey), all
+// attributes projected. A history page is one Query of it, newest first.
+const HistoryIndex = "history"

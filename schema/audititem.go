@@ -18,8 +18,9 @@ import (
 // The sort key is "<jobId>#<eventType>": exactly one item per job and event
 // type, so the conditional put (attribute_not_exists) that writes it makes
 // the table itself reject a second copy, whatever a replay or a future
-// change to how event times are derived does. Readers wanting a timeline
-// Query one movie and order by occurredAt (fixed-width, sortable).
+// change to how event times are derived does. The timeline is the
+// HistoryIndex, sorted by HistoryKey: derived from the item alone, so a
+// replay writes the same value (and is refused by the key anyway).
 type AuditItem struct {
 	MovieID    string `dynamodbav:"movieId"`
 	EventKey   string `dynamodbav:"eventKey"`
@@ -28,6 +29,9 @@ type AuditItem struct {
 	UserID     string `dynamodbav:"userId"`
 	UserName   string `dynamodbav:"userName"`
 	OccurredAt string `dynamodbav:"occurredAt"`
+	// HistoryKey is the HistoryIndex sort key: Position().IndexKey(). It
+	// names no job (only a digest of EventKey).
+	HistoryKey string `dynamodbav:"historyKey"`
 	FromFrame  int    `dynamodbav:"fromFrame"`
 	Version    int64  `dynamodbav:"version"`
 	// Summary is set for failed and abandoned jobs only, sanitized again
@@ -53,6 +57,7 @@ func NewAuditItem(e events.Event) AuditItem {
 		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
 		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
 	}
+	it.HistoryKey = it.Position().IndexKey()
 	if e.Type == events.TracingFailed || e.Type == events.TracingAbandoned {
 		it.Summary = domain.SanitizeSummary(e.Summary)
 	}

@@ -18,6 +18,7 @@ func TestAuditItem(t *testing.T) {
 	it := NewAuditItem(e)
 	want := AuditItem{MovieID: "movie-1", EventKey: job1 + "#movie.tracing.started", Type: "movie.tracing.started",
 		JobID: job1, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:04:05.006Z", FromFrame: 7, Version: 9}
+	want.HistoryKey = "2026-12-02T12:04:05.006Z#" + want.Position().KeyDigest
 	if it != want {
 		t.Fatalf("got  %+v\nwant %+v", it, want)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // addFunctions creates the api, streamprocessor and worker functions, each
@@ -31,7 +32,8 @@ func (s *Stack) addFunctions() {
 	allow(apiRole, "MoviesReadWrite", []*string{s.Movies.TableArn()},
 		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem")
 	allow(apiRole, "FramesRead", []*string{s.Frames.TableArn()}, "dynamodb:Query")
-	allow(apiRole, "AuditRead", []*string{s.Audit.TableArn()}, "dynamodb:Query")
+	// The API reads the audit table only through its history index.
+	allow(apiRole, "AuditHistoryRead", []*string{jsii.String(*s.Audit.TableArn() + "/index/" + schema.HistoryIndex)}, "dynamodb:Query")
 
 	streamRole := s.function(StreamProcessor, "Movies stream: enqueue trace jobs, project audit events",
 		StreamProcessorTimeoutSeconds, 256, map[string]*string{

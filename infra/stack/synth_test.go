@@ -266,8 +266,18 @@ func TestTables(t *testing.T) {
 				map[string]any{"AttributeName": "eventKey", "KeyType": "RANGE"}),
 			"AttributeDefinitions": arrEq(
 				map[string]any{"AttributeName": "movieId", "AttributeType": "S"},
-				map[string]any{"AttributeName": "eventKey", "AttributeType": "S"}),
-			"StreamSpecification": absent(),
+				map[string]any{"AttributeName": "eventKey", "AttributeType": "S"},
+				map[string]any{"AttributeName": "historyKey", "AttributeType": "S"}),
+			// The history's time order (dynamo.AuditReader.History Queries it).
+			"GlobalSecondaryIndexes": arrEq(map[string]any{
+				"IndexName": "history",
+				"KeySchema": arrEq(
+					map[string]any{"AttributeName": "movieId", "KeyType": "HASH"},
+					map[string]any{"AttributeName": "historyKey", "KeyType": "RANGE"}),
+				"Projection": map[string]any{"ProjectionType": "ALL"},
+			}),
+			"LocalSecondaryIndexes": absent(),
+			"StreamSpecification":   absent(),
 		}))
 		check(t, "three tables", func() { tpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(3)) })
 		// No table is named in the template (CloudFormation names them).
@@ -546,7 +556,7 @@ func TestLeastPrivilege(t *testing.T) {
 		API: concat(logs(API),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
 			grantSet("frames.Arn", "dynamodb:Query"),
-			grantSet("audit.Arn", "dynamodb:Query"),
+			grantSet("audit.Arn/index/history", "dynamodb:Query"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),

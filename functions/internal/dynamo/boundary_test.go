@@ -80,7 +80,7 @@ func TestBoundaries(t *testing.T) {
 		{name: "fence claimed", lease: tracing(true), cmd: fenced(E.Add(-ns))},
 		{name: "fence at expiry", lease: tracing(true), cmd: fenced(E), want: domain.CodeLeaseLost},
 		{name: "fence unclaimed", lease: tracing(false), cmd: fenced(t0), want: domain.CodeLeaseLost},
-		{name: "complete another job", lease: tracing(true), cmd: domain.CompleteJob{Job: *analysis(other), Now: t0, FramesWritten: 1, CleanBefore: 1}, want: domain.CodeLeaseLost},
+		{name: "complete another job", lease: tracing(true), cmd: domain.CompleteJob{Job: *analysis(other), Now: t0, FramesWritten: 1}, want: domain.CodeLeaseLost},
 		{name: "fail at 1 ms before expiry", lease: tracing(true), cmd: domain.FailJob{Job: *tracing(true), Now: E.Add(-ms), FramesWritten: 1, Summary: "x"}},
 		{name: "release a tracing lease with its ID", lease: tracing(true), cmd: domain.Release{LeaseID: job, Now: t0}, want: domain.CodeNotHeld},
 		{name: "release at expiry", lease: analysis(mine), cmd: domain.Release{LeaseID: mine, Now: E}, want: domain.CodeNotHeld},

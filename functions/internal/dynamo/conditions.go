@@ -171,6 +171,16 @@ func update(as []domain.Assignment) (expression.UpdateBuilder, error) {
 			u = u.Remove(n)
 		case domain.AssignAdd:
 			u = u.Add(n, expression.Value(a.Value))
+		case domain.AssignCopy:
+			src, ok := a.Value.(domain.Field)
+			if !ok {
+				return u, fmt.Errorf("dynamo: copy into %q from %T, not a field", a.Field, a.Value)
+			}
+			from, err := name(src)
+			if err != nil {
+				return u, err
+			}
+			u = u.Set(n, from) // SET a = b reads b as stored before the update
 		default:
 			return u, fmt.Errorf("dynamo: unknown assignment %q", a.Op)
 		}

@@ -60,6 +60,8 @@ func TestUnknownRuleValuesAreErrors(t *testing.T) {
 	for name, u := range map[string][]domain.Assignment{
 		"field": {domain.Set("Nope", 1)},
 		"op":    {{Op: "multiply", Field: domain.FieldVersion, Value: 2}},
+		"copy":  {domain.Copy(domain.FieldCleanBefore, "Nope")},
+		"from":  {{Op: domain.AssignCopy, Field: domain.FieldCleanBefore, Value: 3}},
 	} {
 		if _, err := update(u); err == nil || !strings.Contains(err.Error(), "dynamo:") {
 			t.Errorf("%s: got %v", name, err)
@@ -93,5 +95,25 @@ func TestStoredTimeIsMillis(t *testing.T) {
 	at := time.UnixMilli(1234).Add(999 * time.Microsecond)
 	if got := stored(at); got != int64(1234) {
 		t.Fatalf("stored(%v) = %v", at, got)
+	}
+}
+
+// A copy is one SET of a path from a path: the value comes from the stored
+// row, so the caller supplies none.
+func TestCopyTranslatesToAPathOperand(t *testing.T) {
+	u, err := update([]domain.Assignment{domain.Copy(domain.FieldCleanBefore, domain.FieldTrimEnd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr, err := expression.NewBuilder().WithUpdate(u).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *expr.Update(); got != "SET #0 = #1\n" || len(expr.Values()) != 0 {
+		t.Fatalf("update %q, values %v", got, expr.Values())
+	}
+	names := expr.Names()
+	if names["#0"] != attributes[domain.FieldCleanBefore] || names["#1"] != attributes[domain.FieldTrimEnd] {
+		t.Fatalf("names %v", names)
 	}
 }

@@ -320,7 +320,7 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 	case "RenewJob":
 		return domain.RenewJob{JobFence: fence, Duration: d, FramesWritten: frame}
 	case "CompleteJob":
-		return domain.CompleteJob{Job: job, Now: now, FramesWritten: frame, CleanBefore: frame}
+		return domain.CompleteJob{Job: job, Now: now, FramesWritten: frame}
 	case "CancelTrace":
 		// The job's starter cancels; "user" breaks it with the other user.
 		u := users[0]

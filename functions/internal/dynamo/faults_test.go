@@ -123,7 +123,7 @@ func TestEveryWriteSurvivesALostResponse(t *testing.T) {
 			// A segment handed off and claimed again, both answers lost.
 			f.commitLosing(t, id, kind, domain.HandOffJob{JobFence: fence, Segment: 0, Duration: lease, FramesWritten: 3})
 			claimed = f.commitLosing(t, id, kind, domain.ClaimSegment{JobID: job, Segment: 1, Token: newID(t), Now: at(5), Duration: lease})
-			f.commitLosing(t, id, kind, domain.CompleteJob{Job: *claimed.Lease, Now: at(6), FramesWritten: 3, CleanBefore: 200})
+			f.commitLosing(t, id, kind, domain.CompleteJob{Job: *claimed.Lease, Now: at(6), FramesWritten: 3})
 
 			// A second trace that fails, a third whose worker dies and is
 			// finalized, and a page that is released.

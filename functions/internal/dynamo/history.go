@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -19,9 +18,8 @@ type AuditAPI interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// MaxHistoryItems bounds how many audit items of one movie a history read
-// considers (two to three per trace).
-const MaxHistoryItems = 20_000
+// MaxHistoryPage bounds one page of History (the API allows 100).
+const MaxHistoryPage = 1000
 
 // AuditReader reads a movie's audit items (written by the stream processor)
 // for its history, newest first.
@@ -39,61 +37,56 @@ func NewAuditReader(client AuditAPI, table string) *AuditReader {
 // strictly after the position after (nil: from the newest), and the
 // position to continue from (nil on the last page).
 //
-// The table's sort key is "<jobId>#<type>", which does not order by time,
-// so a page Queries the movie's whole partition (at most MaxHistoryItems
-// items, a few per trace) and sorts it; a time-ordered index would make a
-// page one bounded Query.
+// A page is one Query of the HistoryIndex, descending, reading at most
+// limit+1 items: the extra one only tells whether a next page exists, so
+// the last page never promises more. The position returned is the index
+// key of the page's last item (what LastEvaluatedKey would hold for a Query
+// of limit items, less the base table's key, whose eventKey names the job);
+// the next page starts with historyKey < it.
 func (r *AuditReader) History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]schema.AuditItem, *events.HistoryPosition, error) {
 	if !domain.ValidMovieID(movieID) {
 		return nil, nil, domain.Invalid("movieId", "malformed movie ID")
 	}
-	if limit < 1 {
-		return nil, nil, domain.Invalid("limit", "must be positive")
+	if limit < 1 || limit > MaxHistoryPage {
+		return nil, nil, domain.Invalid("limit", "must be 1-%d", MaxHistoryPage)
 	}
-	in := &dynamodb.QueryInput{
-		TableName:                &r.table,
-		KeyConditionExpression:   aws.String("#m = :m"),
-		ExpressionAttributeNames: map[string]string{"#m": schema.AttrMovieID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":m": &types.AttributeValueMemberS{Value: movieID},
-		},
-	}
-	type entry struct {
-		item schema.AuditItem
-		pos  events.HistoryPosition
-	}
-	var all []entry
-	p := dynamodb.NewQueryPaginator(r.client, in)
-	for p.HasMorePages() && len(all) < MaxHistoryItems {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("query audit: %w", err)
-		}
-		for _, raw := range page.Items {
-			it, err := schema.UnmarshalAuditItem(raw)
-			if err != nil {
-				return nil, nil, err
-			}
-			all = append(all, entry{it, it.Position()})
-		}
-	}
-	slices.SortFunc(all, func(a, b entry) int { return events.CompareNewestFirst(a.pos, b.pos) })
-	start := 0
+	cond := "#m = :m"
+	values := map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: movieID}}
+	names := map[string]string{"#m": schema.AttrMovieID}
 	if after != nil {
-		start, _ = slices.BinarySearchFunc(all, *after, func(e entry, t events.HistoryPosition) int { return events.CompareNewestFirst(e.pos, t) })
-		if start < len(all) && all[start].pos == *after {
-			start++
+		if _, err := events.ParseIndexKey(after.IndexKey()); err != nil {
+			return nil, nil, domain.Invalid("cursor", "malformed history position")
 		}
+		cond += " AND #h < :h"
+		names["#h"] = schema.AttrHistoryKey
+		values[":h"] = &types.AttributeValueMemberS{Value: after.IndexKey()}
 	}
-	end := min(start+limit, len(all))
-	out := make([]schema.AuditItem, 0, end-start)
-	for _, e := range all[start:end] {
-		out = append(out, e.item)
+	out, err := r.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 &r.table,
+		IndexName:                 aws.String(schema.HistoryIndex),
+		KeyConditionExpression:    &cond,
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(int32(limit + 1)),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("query audit history: %w", err)
 	}
-	var next *events.HistoryPosition
-	if end < len(all) && end > start {
-		n := all[end-1].pos
-		next = &n
+	items := make([]schema.AuditItem, 0, min(len(out.Items), limit))
+	for _, raw := range out.Items[:min(len(out.Items), limit)] {
+		it, err := schema.UnmarshalAuditItem(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		items = append(items, it)
 	}
-	return out, next, nil
+	if len(out.Items) <= limit {
+		return items, nil, nil
+	}
+	next, err := events.ParseIndexKey(items[len(items)-1].HistoryKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit item %s: history key: %w", items[len(items)-1].MovieID, err)
+	}
+	return items, &next, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
@@ -77,5 +78,125 @@ func TestHistoryPagesNewestFirst(t *testing.T) {
 	}
 	if _, _, err := r.History(ctx, "bad id!", nil, 10); err == nil {
 		t.Fatal("a malformed movie ID was queried")
+	}
+}
+
+// queryRecorder records each Query's input and how many items it read.
+type queryRecorder struct {
+	dynamo.AuditAPI
+	inputs  []*dynamodb.QueryInput
+	scanned []int32
+}
+
+func (q *queryRecorder) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := q.AuditAPI.Query(ctx, in, opts...)
+	q.inputs = append(q.inputs, in)
+	if out != nil {
+		q.scanned = append(q.scanned, out.ScannedCount)
+	}
+	return out, err
+}
+
+// TestHistoryPageIsOneBoundedQuery: with 230 audit items of one movie (more
+// than any page, many at the same instant), every page is exactly one
+// descending Query of the history index that reads at most limit+1 items,
+// whatever the page; the pages together are every item once, newest first,
+// and the last page is not followed by an empty one.
+func TestHistoryPageIsOneBoundedQuery(t *testing.T) {
+	client := testenv.DynamoDB(t)
+	tables := testenv.NewTables(t, client)
+	ctx := context.Background()
+	const n = 230
+	var reqs []types.TransactWriteItem
+	flush := func() {
+		if len(reqs) == 0 {
+			return
+		}
+		if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: reqs}); err != nil {
+			t.Fatal(err)
+		}
+		reqs = nil
+	}
+	for i := range n {
+		// Three items a second: many share an instant with another.
+		item, err := schema.MarshalAuditItem(events.Event{Type: events.TracingStarted, MovieID: "movie-b", JobID: fmt.Sprintf("%032x", i),
+			UserID: "u", UserName: "Alice", At: t0.Add(time.Duration(i/3) * time.Second), Version: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, types.TransactWriteItem{Put: &types.Put{TableName: &tables.Audit, Item: item}})
+		if len(reqs) == 100 {
+			flush()
+		}
+	}
+	flush()
+
+	rec := &queryRecorder{AuditAPI: client}
+	r := dynamo.NewAuditReader(rec, tables.Audit)
+	const limit = 20
+	var got []schema.AuditItem
+	var after *events.HistoryPosition
+	pages := 0
+	for {
+		before := len(rec.inputs)
+		items, next, err := r.History(ctx, "movie-b", after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(rec.inputs)-before != 1 {
+			t.Fatalf("page %d: %d Query requests, want 1", pages, len(rec.inputs)-before)
+		}
+		in := rec.inputs[len(rec.inputs)-1]
+		if in.IndexName == nil || *in.IndexName != schema.HistoryIndex || in.ScanIndexForward == nil || *in.ScanIndexForward ||
+			in.Limit == nil || *in.Limit != limit+1 {
+			t.Fatalf("page %d: Query index %v forward %v limit %v, want the history index, descending, limit %d",
+				pages, in.IndexName, in.ScanIndexForward, in.Limit, limit+1)
+		}
+		if s := rec.scanned[len(rec.scanned)-1]; s > limit+1 {
+			t.Fatalf("page %d read %d items, want at most %d", pages, s, limit+1)
+		}
+		if len(items) == 0 {
+			t.Fatalf("page %d is empty", pages)
+		}
+		got = append(got, items...)
+		if next == nil {
+			break
+		}
+		if pages > n/limit+1 {
+			t.Fatal("more pages than items")
+		}
+		// The cursor the API hands out carries the position intact.
+		p, err := events.ParseCursor(next.Cursor())
+		if err != nil || p != *next {
+			t.Fatalf("cursor round trip of %+v: %+v %v", *next, p, err)
+		}
+		after = &p
+	}
+	if want := (n + limit - 1) / limit; pages != want || len(got) != n {
+		t.Fatalf("%d items in %d pages, want %d in %d", len(got), pages, n, want)
+	}
+	seen := map[string]bool{}
+	for i, it := range got {
+		if seen[it.EventKey] {
+			t.Fatalf("item %d (%s) twice", i, it.EventKey)
+		}
+		seen[it.EventKey] = true
+		if i > 0 && got[i-1].HistoryKey <= it.HistoryKey {
+			t.Fatalf("item %d %s after %s: not newest first", i, it.HistoryKey, got[i-1].HistoryKey)
+		}
+	}
+	if got[0].OccurredAt != events.FormatTime(t0.Add((n-1)/3*time.Second)) || got[n-1].OccurredAt != events.FormatTime(t0) {
+		t.Fatalf("newest %s, oldest %s", got[0].OccurredAt, got[n-1].OccurredAt)
+	}
+	// A page after the oldest item is empty and last.
+	last := got[n-1].Position()
+	if items, next, err := r.History(ctx, "movie-b", &last, limit); err != nil || len(items) != 0 || next != nil {
+		t.Fatalf("after the oldest: %v %v %v", items, next, err)
+	}
+	for _, bad := range []int{0, -1, dynamo.MaxHistoryPage + 1} {
+		if _, _, err := r.History(ctx, "movie-b", nil, bad); err == nil {
+			t.Errorf("limit %d accepted", bad)
+		}
 	}
 }

@@ -76,7 +76,7 @@ func TestMovieLifecycleAgainstDynamoDBLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = apply(t, s, "m1", domain.CompleteJob{Job: *claimed.Lease, Now: now.Add(time.Second), FramesWritten: 190, CleanBefore: 200})
+	m = apply(t, s, "m1", domain.CompleteJob{Job: *claimed.Lease, Now: now.Add(time.Second), FramesWritten: 190})
 	if m.Status != domain.StatusTraced || m.Lease != nil || m.LastJob == nil || m.LastJob.JobID != job || m.LastJob.UserName != "Alice" {
 		t.Fatalf("after complete: %+v lease=%+v last=%+v", m.Status, m.Lease, m.LastJob)
 	}

@@ -21,7 +21,8 @@ type Tables struct {
 }
 
 // Key attribute names are the item schema's (schema.AttrMovieID,
-// schema.AttrFrameIndex, schema.AttrEventKey), which the CDK stack uses too.
+// schema.AttrFrameIndex, schema.AttrEventKey, and schema.AttrHistoryKey of
+// the audit table's schema.HistoryIndex), which the CDK stack uses too.
 
 // Schemas returns the CreateTable inputs for the tables, the same keys and
 // stream settings the CDK stack declares. They are used by the local stack
@@ -55,9 +56,14 @@ func (t Tables) Schemas() []*dynamodb.CreateTableInput {
 		},
 		{
 			TableName:            aws.String(t.Audit),
-			AttributeDefinitions: []types.AttributeDefinition{s(schema.AttrMovieID), s(schema.AttrEventKey)},
+			AttributeDefinitions: []types.AttributeDefinition{s(schema.AttrMovieID), s(schema.AttrEventKey), s(schema.AttrHistoryKey)},
 			KeySchema:            []types.KeySchemaElement{hash(schema.AttrMovieID), rng(schema.AttrEventKey)},
 			BillingMode:          types.BillingModePayPerRequest,
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+				IndexName:  aws.String(schema.HistoryIndex),
+				KeySchema:  []types.KeySchemaElement{hash(schema.AttrMovieID), rng(schema.AttrHistoryKey)},
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			}},
 		},
 	}
 }

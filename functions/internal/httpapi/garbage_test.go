@@ -108,9 +108,9 @@ var garbageCases = func() []garbage {
 		bad400("history: unknown parameter", "GET", "/history?page=2", ``, "page"),
 		bad422("history: limit zero", "GET", "/history?limit=0", ``, "limit"),
 		bad422("history: limit too big", "GET", "/history?limit=101", ``, "limit"),
-		bad422("history: cursor not base64", "GET", "/history?cursor=%21%21", ``, "cursor"),
-		bad422("history: cursor of another shape", "GET", "/history?cursor=MjAyNg", ``, "cursor"),
-		bad422("history: cursor too long", "GET", "/history?cursor="+strings.Repeat("A", 65), ``, "cursor"),
+		bad400("history: cursor not base64", "GET", "/history?cursor=%21%21", ``, "cursor"),
+		bad400("history: cursor of another shape", "GET", "/history?cursor=MjAyNg", ``, "cursor"),
+		bad400("history: cursor too long", "GET", "/history?cursor="+strings.Repeat("A", 65), ``, "cursor"),
 		// headers and body framing
 		{name: "edit: Lease-Id twice", method: "PUT", path: ci, body: `{"captureInterval":2}`,
 			opts: []reqOpt{header(httpapi.HeaderLeaseID, "0123456789abcdef0123456789abcdef")}, status: 400, code: httpapi.CodeMalformed, field: httpapi.HeaderLeaseID},

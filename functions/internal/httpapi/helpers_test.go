@@ -566,7 +566,7 @@ func (a *api) runJob(id string, frames []domain.Frame, finish bool) domain.Lease
 	}
 	if finish {
 		if _, err := a.fx.movies.Commit(ctx, id, domain.CompleteJob{Job: *claimed.Lease, Now: now,
-			FramesWritten: len(frames), CleanBefore: m.Settings.Trim.End}); err != nil {
+			FramesWritten: len(frames)}); err != nil {
 			a.t.Fatalf("complete: %v", err)
 		}
 	}

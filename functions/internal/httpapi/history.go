@@ -92,7 +92,8 @@ func decodeHistoryQuery(q url.Values) (historyQuery, error) {
 		case "cursor":
 			p, err := events.ParseCursor(v)
 			if err != nil {
-				return historyQuery{}, domain.Invalid("cursor", "not a cursor this API returned")
+				// Not a value out of range: a string this API never made.
+				return historyQuery{}, &malformed{field: "cursor", reason: "not a cursor this API returned: load the history again from its first page"}
 			}
 			out.After = &p
 		default:

@@ -91,6 +91,10 @@ func TestDynamoDBRequestsPerRoute(t *testing.T) {
 		{"edit refused by the decoder", "PUT", "/capture-interval", `{"captureInterval":2.5}`, true, 400, map[string]int{}},
 		{"metadata", "GET", "", "", false, 200, map[string]int{"GetItem": 1}},
 		{"frames", "GET", "/frames", "", false, 200, map[string]int{"GetItem": 1, "Query": 1}},
+		// The movie's row, then one bounded Query of the audit history index
+		// (dynamo's TestHistoryPageIsOneBoundedQuery counts the items read).
+		{"history", "GET", "/history?limit=2", "", false, 200, map[string]int{"GetItem": 1, "Query": 1}},
+		{"history, garbage cursor", "GET", "/history?cursor=bm90LWEtY3Vyc29y", "", false, 400, map[string]int{}},
 		{"release", "DELETE", "/analysis-lease", "", true, 204, map[string]int{"UpdateItem": 1}},
 		{"release, nothing held", "DELETE", "/analysis-lease", "", true, 204, map[string]int{"UpdateItem": 1}},
 		{"trace without a lease", "POST", "/traces", `{"fromFrame":0}`, false, 202, map[string]int{"UpdateItem": 1}},

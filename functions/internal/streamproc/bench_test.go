@@ -35,7 +35,7 @@ func thousandRecords(e *env) []lambdaevents.DynamoDBEventRecord {
 			if j == 3 {
 				e.apply(id, domain.FailJob{Job: *claimed.Lease, Now: at.Add(5 * time.Minute), FramesWritten: 150, Summary: hostileFailure})
 			} else {
-				e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(5 * time.Minute), FramesWritten: 300, CleanBefore: 300})
+				e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(5 * time.Minute), FramesWritten: 300})
 			}
 			at = at.Add(time.Hour)
 		}

@@ -58,7 +58,7 @@ func recordScenario(e *env) []batch {
 	e.apply(m1, domain.BeginTrace{JobFence: fence, Duration: lease, CleanBefore: 0, TotalFrames: 300})
 	fence.Now = at.Add(time.Minute)
 	e.apply(m1, domain.RenewJob{JobFence: fence, Duration: lease, FramesWritten: 120})
-	e.apply(m1, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(2 * time.Minute), FramesWritten: 300, CleanBefore: 300})
+	e.apply(m1, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(2 * time.Minute), FramesWritten: 300})
 	cut("lifecycle")
 
 	// 2. A second trace of the same movie fails with a hostile message.
@@ -91,7 +91,7 @@ func recordScenario(e *env) []batch {
 	job5 := newID()
 	e.apply(m2, domain.StartTrace{JobID: job5, User: alice, FromFrame: 0, Now: at, Duration: lease})
 	claimed = e.apply(m2, domain.ClaimJob{JobID: job5, Now: at.Add(time.Second), Duration: lease})
-	e.apply(m2, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(time.Minute), FramesWritten: 300, CleanBefore: 300})
+	e.apply(m2, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(time.Minute), FramesWritten: 300})
 	cut("takeover")
 	return out
 }

@@ -42,6 +42,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	wantStarted := schema.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
 		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version,
 		TrimEnd: 300, CaptureInterval: 2}
+	wantStarted.HistoryKey = wantStarted.Position().IndexKey()
 	if len(audit) != 1 || audit[startedKey] != wantStarted {
 		t.Fatalf("audit %+v, want only %+v", audit, wantStarted)
 	}
@@ -49,7 +50,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	// The worker claims, renews and completes: one completed item, no message.
 	claimed := e.apply(id, domain.ClaimJob{JobID: job, Now: startAt.Add(time.Second), Duration: lease})
 	e.apply(id, domain.RenewJob{JobFence: domain.JobFence{JobID: job, Now: startAt.Add(time.Minute)}, Duration: lease, FramesWritten: 50})
-	done := e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: startAt.Add(2 * time.Minute), FramesWritten: 145, CleanBefore: 300})
+	done := e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: startAt.Add(2 * time.Minute), FramesWritten: 145})
 	e.mustHandle(e.read())
 	if jobs := e.drain(); len(jobs) != 0 {
 		t.Fatalf("completion enqueued %+v", jobs)

@@ -29,7 +29,7 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 	switch {
 	case err == nil:
 		if cerr := r.terminal(ctx, func(f domain.JobFence) domain.Command {
-			return domain.CompleteJob{Job: r.lease, Now: f.Now, FramesWritten: r.written, CleanBefore: r.plan.End}
+			return domain.CompleteJob{Job: r.lease, Now: f.Now, FramesWritten: r.written}
 		}); cerr != nil {
 			return r.unpublished(ctx, cerr)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/schema"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	// never arrived expires (default DefaultUploadExpiry).
 	MaxUploadBytes int64
 	UploadExpiry   time.Duration
+	// Metrics, when set, receives the API's business metrics (EMF): a
+	// LeaseConflicts count per 409 lease_held or lease_lost.
+	Metrics *emf.Writer
 }
 
 // Handler is the browser API.

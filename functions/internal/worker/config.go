@@ -3,6 +3,8 @@ package worker
 import (
 	"fmt"
 	"time"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Environment variables ApplyEnv reads. The lease duration and the queue
@@ -10,9 +12,9 @@ import (
 // the wiring.
 const (
 	// EnvStopMargin overrides StopMargin (a Go duration, e.g. "10s").
-	EnvStopMargin = "WORKER_STOP_MARGIN"
+	EnvStopMargin = envvar.WorkerStopMargin
 	// EnvStartReserve overrides StartReserve (a Go duration).
-	EnvStartReserve = "WORKER_START_RESERVE"
+	EnvStartReserve = envvar.WorkerStartReserve
 )
 
 // ApplyEnv sets the worker's own settings found in getenv (os.Getenv in

@@ -146,9 +146,9 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if n := eval[int](bob, `window.__mutations`); n != 0 {
 		t.Errorf("the live banner changed %d times in three polls that changed nothing", n)
 	}
-	refused := bob.str(`fetch('/movies/` + movieID + `/markers', {method: 'PUT', headers: {'Content-Type': 'application/json',
-		'X-Dev-User': 'dev-bob', 'X-Dev-User-Name': 'Bob', 'Lease-Id': '0123456789abcdef0123456789abcdef'},
-		body: JSON.stringify({markers: []})}).then(async r => r.status + ' ' + (await r.json()).code)`)
+	// Bob's own write, with his token through the page's sign-in module.
+	refused := bob.str(`tracingAuth.fetch('/movies/` + movieID + `/markers', {method: 'PUT', headers: {'Content-Type': 'application/json',
+		'Lease-Id': '0123456789abcdef0123456789abcdef'}, body: JSON.stringify({markers: []})}).then(async r => r.status + ' ' + (await r.json()).code)`)
 	if refused != "409 lease_held" {
 		t.Fatalf("Bob's direct marker write got %q, want 409 lease_held", refused)
 	}
@@ -189,7 +189,9 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if mid.Progress.FramesWritten >= wantFrames {
 		t.Fatalf("the trace finished before Alice could reopen Analyze: make the stack's FrameDelay longer")
 	}
-	alice.do("reopen Analyze", chromedp.Navigate(st.URL+"#/movies/"+movieID))
+	// Her tokens were in the closed page's memory: she signs in again, and
+	// the provider brings her back to the movie.
+	signIn(alice, st.URL+"#/movies/"+movieID, "Alice")
 	alice.waitJS("the reopened page shows progress", progress)
 	seen := eval[int](alice, written)
 	alice.shot("07-alice-reopened-mid-trace")

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/video"
 	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
@@ -55,8 +53,9 @@ func writeClip(t *testing.T) (string, []byte) {
 	return path, data
 }
 
-// apiCall sends one API request as the development user Alice.
-func apiCall(t *testing.T, method, url string, body any, out any) int {
+// apiCall sends one API request to st as Alice, with her ID token from
+// the stack's OIDC provider.
+func apiCall(t *testing.T, st *stack.Stack, method, path string, body any, out any) int {
 	t.Helper()
 	var buf bytes.Buffer
 	if body != nil {
@@ -64,10 +63,9 @@ func apiCall(t *testing.T, method, url string, body any, out any) int {
 			t.Fatal(err)
 		}
 	}
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, &buf)
+	req, _ := http.NewRequestWithContext(t.Context(), method, st.URL+path, &buf)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(httpapi.HeaderDevUser, "dev-Alice")
-	req.Header.Set(httpapi.HeaderDevUserName, "Alice")
+	req.Header.Set("Authorization", "Bearer "+idToken(t, st, "alice"))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -89,26 +87,14 @@ func apiCall(t *testing.T, method, url string, body any, out any) int {
 // equal, pixel for pixel, to the tracer's video.ReadFrames of the file.
 func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
 	out := outputDir(t)
-	ddb, sqs := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
-	if ddb == "" || sqs == "" {
-		t.Fatal("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run the tests with `make test`")
-	}
-	logFile, err := os.Create(filepath.Join(out, "stack.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := stack.Start(t.Context(), stack.Options{
-		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, S3Endpoint: os.Getenv("S3_ENDPOINT"), Prefix: testenv.UniqueName(t, "e2e-movies"),
-		Movies: []domain.Movie{}, Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	st := startStackWith(t, out, func(o *stack.Options) {
+		o.Movies, o.FailAt = []domain.Movie{}, nil
+		o.LeaseDuration, o.FrameDelay, o.ProgressEvery = 0, 0, 0
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Stop(); logFile.Close() })
 
 	path, data := writeClip(t)
 	var created httpapi.MovieCreated
-	if status := apiCall(t, http.MethodPost, st.URL+"movies", map[string]any{
+	if status := apiCall(t, st, http.MethodPost, "movies", map[string]any{
 		"title": "Moving square", "fileName": "square.mp4", "contentType": "video/mp4", "sizeBytes": len(data)}, &created); status != http.StatusCreated {
 		t.Fatalf("POST /movies: %d", status)
 	}
@@ -128,7 +114,7 @@ func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
 	began := time.Now()
 	var m httpapi.MovieDetail
 	waitFor(t, "the movie is ingested", func() bool {
-		apiCall(t, http.MethodGet, st.URL+"movies/"+id, nil, &m)
+		apiCall(t, st, http.MethodGet, "movies/"+id, nil, &m)
 		return m.Status != domain.StatusAwaitingUpload
 	})
 	t.Logf("ingested in %s: %+v", time.Since(began).Round(time.Millisecond), m.Video)
@@ -160,7 +146,7 @@ func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
 	// against the tracer's (video.ReadFrames of the uploaded file).
 	for _, frame := range []int{0, 7, 47} {
 		js := fmt.Sprintf(`(async () => {
-			const r = await fetch('/movies/%s/frames/%d/image', {headers: {'X-Dev-User': 'dev-Alice'}});
+			const r = await tracingAuth.fetch('/movies/%s/frames/%d/image');
 			const bmp = await createImageBitmap(await r.blob(), {colorSpaceConversion: 'none', premultiplyAlpha: 'none'});
 			const c = new OffscreenCanvas(bmp.width, bmp.height), g = c.getContext('2d');
 			g.drawImage(bmp, 0, 0);

@@ -26,12 +26,12 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	phone.do("a 390 px viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	fits := `document.documentElement.scrollWidth <= 390 && document.body.scrollWidth <= 390`
 
-	phone.do("open the page", chromedp.Navigate(st.URL), chromedp.WaitVisible(chromedp.ID("identity-name")))
-	if id := phone.activeID(); id != "identity-name" {
-		t.Errorf("with no name chosen the focus is on %q, want the name field", id)
-	}
-	phone.do("type a name and press Enter", chromedp.KeyEvent("Carol"+kb.Enter))
-	phone.waitJS("signed in", `document.querySelector('#identity-current').textContent === 'signed in as Carol'`)
+	// Carol signs in with the keyboard, through the local OIDC provider.
+	phone.do("open the page", chromedp.Navigate(st.URL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)))
+	phone.waitJS("the focus is on the sign-in button", `document.activeElement?.dataset.testid === 'sign-in'`)
+	phone.do("press Enter to sign in", chromedp.KeyEvent(kb.Enter))
+	phone.do("on the provider's page, focus Carol and press Enter", chromedp.Focus(chromedp.CSS(`[data-testid="login-carol"]`)), chromedp.KeyEvent(kb.Enter))
+	waitAcrossNavigation(phone, "signed in as Carol", `document.querySelector('[data-testid="auth-user"]')?.textContent === 'signed in as Carol'`)
 	phone.waitJS("the list shows the movie", `!!document.querySelector('[data-testid="analyze-`+movieID+`"]')`)
 	if !eval[bool](phone, fits) {
 		t.Errorf("the list is %v px wide on a 390 px screen", phone.num(`document.documentElement.scrollWidth`))

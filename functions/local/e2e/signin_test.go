@@ -55,13 +55,13 @@ func waitAcrossNavigation(b *tab, what, expr string) {
 	}
 }
 
-// startSignInStack is startStack's stack with sign-in: the local OIDC
-// provider, tokens of tokenTTL, and no development identity at all; only the
+// startSignInStack is startStack's stack (sign-in through the local OIDC
+// provider, no development identity) with tokens of tokenTTL; only the
 // end-to-end movie, no injected failure.
 func startSignInStack(t *testing.T, out string, tokenTTL time.Duration) *stack.Stack {
 	t.Helper()
 	return startStackWith(t, out, func(o *stack.Options) {
-		o.SignIn, o.SignInTokenTTL = true, tokenTTL
+		o.SignInTokenTTL = tokenTTL
 		o.FrameDelay = 10 * time.Millisecond
 		o.Movies, o.FailAt = o.Movies[:1], map[string]int{}
 	})

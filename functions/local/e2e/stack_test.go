@@ -7,32 +7,41 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
 
-// signIn opens the page and picks the development identity.
+// e2eUsers are the local OIDC provider's users in these tests: its test
+// users Alice and Bob, Carol (the phone test), Dana (the sample clips) and
+// an observer whose token getMovie reads the API with.
+var e2eUsers = append(append([]oidcprovider.User(nil), oidcprovider.TestUsers...),
+	oidcprovider.User{Login: "carol", Name: "Carol", Email: "carol@example.test"},
+	oidcprovider.User{Login: "dana", Name: "Dana", Email: "dana@example.test"},
+	oidcprovider.User{Login: observer, Name: "Observer", Email: "observer@example.test"},
+)
+
+const observer = "observer"
+
+// signIn opens the page at url and signs in as name through the local OIDC
+// provider (signInAs with the login of that name: "Alice" is "alice").
 func signIn(b *tab, url, name string) {
 	b.t.Helper()
-	b.do("open the page and pick "+name,
-		chromedp.Navigate(url),
-		chromedp.WaitVisible(chromedp.ID("identity-name")),
-		chromedp.SetValue(chromedp.ID("identity-name"), name),
-		chromedp.Click(chromedp.ID("identity-use")),
-	)
-	b.waitJS("signed in as "+name, `document.querySelector('#identity-current').textContent === 'signed in as `+name+`'`)
+	signInAs(b, url, strings.ToLower(name), name)
 }
 
 // startStack starts make run's stack in-process on the test's emulators,
-// with one movie, a short lease and a slow enough tracer to watch.
+// with one movie, a short lease and a slow enough tracer to watch. As make
+// run's, it signs in through the local OIDC provider (e2eUsers) and accepts
+// no development identity.
 func startStack(t *testing.T, out string) *stack.Stack {
 	t.Helper()
 	return startStackWith(t, out, nil)
@@ -63,7 +72,8 @@ func startStackWith(t *testing.T, out string, mutate func(*stack.Options)) *stac
 		DynamoDBEndpoint: ddb, SQSEndpoint: sqs, S3Endpoint: os.Getenv("S3_ENDPOINT"), Prefix: testenv.UniqueName(t, "e2e"),
 		LeaseDuration: 30 * time.Second, FrameDelay: 30 * time.Millisecond, ProgressEvery: 500 * time.Millisecond,
 		Movies: []domain.Movie{movie, damaged}, FailAt: map[string]int{failingID: failFrame},
-		Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Log:    slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		SignIn: true, SignInUsers: e2eUsers,
 	}
 	if mutate != nil {
 		mutate(&opts)
@@ -81,11 +91,12 @@ func startStackWith(t *testing.T, out string, mutate func(*stack.Options)) *stac
 	return st
 }
 
-// getMovie reads the movie through the API, as a third user.
+// getMovie reads the movie through the API, as a third user (the
+// observer's token).
 func getMovie(t *testing.T, st *stack.Stack, id string) httpapi.MovieDetail {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, st.URL+"movies/"+id, nil)
-	req.Header.Set(httpapi.HeaderDevUser, "dev-observer")
+	req.Header.Set("Authorization", "Bearer "+idToken(t, st, observer))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +110,42 @@ func getMovie(t *testing.T, st *stack.Stack, id string) httpapi.MovieDetail {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// tokens caches an ID token per stack and login for the tests' own API
+// calls, renewed by signing in again once it is tokenReuse old.
+var tokens = struct {
+	sync.Mutex
+	m map[string]issued
+}{m: map[string]issued{}}
+
+type issued struct {
+	token string
+	at    time.Time
+}
+
+const tokenReuse = 30 * time.Second
+
+// idToken is an ID token of login from st's local OIDC provider, signed in
+// as the page does (authorization code with PKCE).
+func idToken(t *testing.T, st *stack.Stack, login string) string {
+	t.Helper()
+	if st.OIDC == nil {
+		t.Fatal("the stack has no OIDC provider (stack.Options.SignIn)")
+	}
+	key := st.URL + " " + login
+	tokens.Lock()
+	defer tokens.Unlock()
+	if c, ok := tokens.m[key]; ok && time.Since(c.at) < tokenReuse {
+		return c.token
+	}
+	at := time.Now()
+	tok, err := oidcprovider.SignIn(t.Context(), http.DefaultClient, st.OIDC.Issuer(), st.OIDC.ClientID(), st.URL, login)
+	if err != nil {
+		t.Fatalf("sign in %s for the test's API calls: %v", login, err)
+	}
+	tokens.m[key] = issued{token: tok.IDToken, at: at}
+	return tok.IDToken
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -35,7 +35,7 @@ const Scope = "openid profile email"
 // startSignIn creates the local OIDC provider served under /oidc/ of the
 // stack's own origin and the JWT authenticator that trusts it.
 func startSignIn(s *Stack, opts Options, mux *http.ServeMux) (httpapi.Authenticator, error) {
-	p, err := oidcprovider.New(oidcprovider.Options{BaseURL: strings.TrimSuffix(s.URL, "/"), TokenTTL: opts.SignInTokenTTL})
+	p, err := oidcprovider.New(oidcprovider.Options{BaseURL: strings.TrimSuffix(s.URL, "/"), TokenTTL: opts.SignInTokenTTL, Users: opts.SignInUsers})
 	if err != nil {
 		return nil, err
 	}

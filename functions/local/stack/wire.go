@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
@@ -133,7 +134,7 @@ func syntheticTracer(delay time.Duration, failAt map[string]int) tracer.Tracer {
 
 // EnvWorkerInvocation is the local worker invocation's budget in whole
 // seconds (default 300, as the stack's Lambda timeout).
-const EnvWorkerInvocation = "WORKER_INVOCATION_SECONDS"
+const EnvWorkerInvocation = envvar.WorkerInvocationSeconds
 
 // DefaultWorkerInvocation is the Lambda timeout of the stack's worker.
 const DefaultWorkerInvocation = 5 * time.Minute

@@ -35,7 +35,10 @@ export class APIError extends Error {
 // Sign-in hook (functions/local/webauth, served as /auth.js): when the page
 // signs in through OpenID Connect, tracingAuth.fetch adds the bearer token
 // (renewing it once on a 401) and the development identity is never sent.
-export const signInMode = () => (window.tracingAuth ? window.tracingAuth.mode() : 'dev');
+// The development identity is used only when /auth-config.json says
+// {"mode": "dev"} (a local stack started without sign-in): without the
+// sign-in module, or without its settings, the page sends no identity at all.
+export const signInMode = () => (window.tracingAuth ? window.tracingAuth.mode() : 'unavailable');
 const authFetch = (url, init) => (window.tracingAuth ? window.tracingAuth.fetch(url, init) : fetch(url, init));
 
 // identityHeaders: the development identity, only without sign-in.

@@ -33,7 +33,7 @@ async function render() {
   show($('#list-view'), !!state.user && next.name === 'list');
   show($('#not-found'), !!state.user && next.name === 'unknown');
   if (next.name !== 'analyze') show($('#analyze-view'), false);
-  if (!state.user) { focusEl('#identity-name'); return; }
+  if (!state.user) { focusEl(signInMode() === 'dev' ? '#identity-name' : '[data-testid="sign-in"]'); return; }
   if (next.name === 'list') {
     document.title = 'Movies - Movie tracing';
     await refreshList(gen);
@@ -50,12 +50,15 @@ async function render() {
 // ---------------------------------------------------------------- identity --
 
 function renderIdentity() {
+  // The development name picker only where the stack asks for it.
+  show($('#identity-form'), signInMode() === 'dev');
   $('#identity-current').textContent = state.user ? 'signed in as ' + state.user.name : 'no name chosen';
   if (state.user && document.activeElement !== $('#identity-name')) $('#identity-name').value = state.user.name;
 }
 
 $('#identity-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
+  if (signInMode() !== 'dev') return;
   const name = $('#identity-name').value;
   if (!NAME_RE.test(name.trim())) {
     fieldError('identity-name', 'Use 1 to 64 letters, digits, spaces or . _ \' -');
@@ -159,6 +162,8 @@ window.addEventListener('pageshow', (e) => {
       state.route = null;
       render();
     });
+  } else if (signInMode() !== 'dev') {
+    state.user = null; // no sign-in available: no identity either
   }
   render();
 });

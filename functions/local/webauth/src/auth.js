@@ -4,8 +4,9 @@
 //
 // Where it signs in is read from /auth-config.json: the local stack's OIDC
 // provider under `make run`, Cognito's managed login when deployed. With
-// {"mode": "dev"} (a local stack without a provider) it does nothing and the
-// page keeps its development identity.
+// {"mode": "dev"} (a local stack started without a provider) it does nothing
+// and the page uses its development identity; without readable settings the
+// page cannot sign in and sends no identity (never the development one).
 //
 // Tokens stay in memory (an InMemoryWebStorage user store): a reload signs in
 // again, which the provider's own session makes a quick redirect. They are
@@ -17,7 +18,8 @@
 //
 // The page uses window.tracingAuth:
 //   ready            Promise of the signed-in user {id, name} or null
-//   mode()           'oidc' | 'dev' | 'loading'
+//   mode()           'oidc' | 'dev' | 'loading' | 'unavailable' (no sign-in
+//                    settings: no identity at all)
 //   user()           {id, name} or null
 //   fetch(url, init) fetch with the Authorization header; on a 401 it renews
 //                    the tokens once and retries
@@ -51,20 +53,28 @@ function home() {
   return location.origin + '/';
 }
 
+// loadConfig reads the sign-in settings. Only an explicit {"mode": "dev"}
+// turns the development identity on; settings that cannot be read leave the
+// page unable to sign in (mode 'unavailable'), never on the development
+// identity.
 async function loadConfig() {
   try {
     const res = await fetch('/auth-config.json', { cache: 'no-store' });
-    if (!res.ok) return { mode: 'dev' };
+    if (!res.ok) return { mode: 'unavailable' };
     return await res.json();
   } catch {
-    return { mode: 'dev' };
+    return { mode: 'unavailable' };
   }
 }
 
 async function start() {
   config = await loadConfig();
-  if (config.mode !== 'oidc') {
+  if (config.mode === 'dev') {
     mode = 'dev';
+    return null;
+  }
+  if (config.mode !== 'oidc' || !config.authority || !config.clientId) {
+    mode = 'unavailable';
     return null;
   }
   mode = 'oidc';
@@ -148,7 +158,7 @@ async function authFetch(input, init = {}) {
 // renderControls shows who is signed in and the sign-in / sign-out button
 // in the page's header; in oidc mode the development name picker is hidden.
 function renderControls() {
-  if (mode !== 'oidc') return;
+  if (mode === 'dev' || mode === 'loading') return;
   const picker = document.getElementById('identity-form');
   if (picker) picker.hidden = true;
   let box = document.getElementById('auth-controls');
@@ -161,6 +171,17 @@ function renderControls() {
   }
   const u = userOf(current);
   box.replaceChildren();
+  if (mode === 'unavailable') {
+    const why = document.createElement('span');
+    why.dataset.testid = 'auth-user';
+    why.className = 'muted';
+    why.textContent = 'sign-in is unavailable';
+    box.append(why);
+    const need = document.getElementById('need-identity');
+    const p = need && need.querySelector('p');
+    if (p) p.textContent = 'Signing in is not possible right now: the page could not read its sign-in settings. Reload the page to try again.';
+    return;
+  }
   const who = document.createElement('span');
   who.dataset.testid = 'auth-user';
   who.className = 'muted';

@@ -137,7 +137,9 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 // read; and when that item shows the command already took effect
 // (domain.Replayed: the SDK retried a write whose first attempt committed but
 // whose answer was lost, or an edit asked for what is already stored) it is
-// the success it would have been, answered with that item. A write that
+// the success it would have been, answered with that item. When that item
+// names a successor (domain.Next: an opener over a stale tracing lease), the
+// successor is committed instead. A write that
 // collided with a transaction (TransactionConflictException) wrote nothing
 // and is retried (WithConflictRetry).
 func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
@@ -147,17 +149,58 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 	if !domain.ValidMovieID(movieID) {
 		return domain.Movie{}, domain.Invalid("movieId", "malformed movie ID")
 	}
+	// A refusal whose row names a successor (domain.Next: an opener over a
+	// stale tracing lease takes it over) commits the successor instead, a
+	// second request; if that one is refused in turn (the row changed in
+	// between), the original command is decided again on the newer row.
+	// Each round needs a change by someone else, so a few are plenty.
+	const rounds = 3
+	try, successor := cmd, false
+	for round := 1; ; round++ {
+		m, old, err := s.commitOnce(ctx, movieID, try)
+		if err != nil || old == nil {
+			return m, err
+		}
+		if m, ok := replayed(old, try); ok {
+			return m, nil
+		}
+		if len(old) > 0 && round < rounds {
+			row, err := schema.UnmarshalMovie(old)
+			if err != nil {
+				return domain.Movie{}, err
+			}
+			if next, ok := domain.Next(cmd, &row); ok {
+				try, successor = next, true
+				continue
+			}
+			if successor && domain.Decide(cmd, &row) == nil {
+				try, successor = cmd, false
+				continue
+			}
+		}
+		err = refusal(old, cmd)
+		if successor && errors.Is(err, ErrDisagreement) {
+			err = refusal(old, try) // out of rounds, on a row cmd itself would take
+		}
+		return domain.Movie{}, err
+	}
+}
+
+// commitOnce makes one conditional UpdateItem of cmd. On a refusal it
+// returns the item DynamoDB evaluated (old; an empty, non-nil map when there
+// was none) and no error.
+func (s *MovieStore) commitOnce(ctx context.Context, movieID string, cmd domain.Command) (m domain.Movie, old map[string]types.AttributeValue, err error) {
 	cond, err := condition(domain.Condition(cmd))
 	if err != nil {
-		return domain.Movie{}, err
+		return domain.Movie{}, nil, err
 	}
 	upd, err := update(cmd.Update())
 	if err != nil {
-		return domain.Movie{}, err
+		return domain.Movie{}, nil, err
 	}
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
-		return domain.Movie{}, fmt.Errorf("build expression for %T: %w", cmd, err)
+		return domain.Movie{}, nil, fmt.Errorf("build expression for %T: %w", cmd, err)
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: s.key(movieID),
@@ -174,15 +217,16 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		if m, ok := replayed(ccf.Item, cmd); ok {
-			return m, nil
+		if ccf.Item == nil {
+			return domain.Movie{}, map[string]types.AttributeValue{}, nil
 		}
-		return domain.Movie{}, refusal(ccf.Item, cmd)
+		return domain.Movie{}, ccf.Item, nil
 	}
 	if err != nil {
-		return domain.Movie{}, fmt.Errorf("%T on movie %s: %w", cmd, movieID, err)
+		return domain.Movie{}, nil, fmt.Errorf("%T on movie %s: %w", cmd, movieID, err)
 	}
-	return schema.UnmarshalMovie(out.Attributes)
+	m, err = schema.UnmarshalMovie(out.Attributes)
+	return m, nil, err
 }
 
 // Release applies domain.Release and treats "nothing to release" as

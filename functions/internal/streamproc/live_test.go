@@ -110,7 +110,9 @@ func TestLiveStaleTakeover(t *testing.T) {
 	}
 	audit := e.audit()
 	ab := audit[id+" "+dead+"#"+string(events.TracingAbandoned)]
-	if len(audit) != 3 || ab.Summary != domain.StalledSummary || ab.OccurredAt != "2026-12-02T12:15:00.000Z" ||
+	// The dead job was never claimed: the takeover recorded it on the row
+	// as queued too long (issue 12 item 10), and its one audit item says so.
+	if len(audit) != 3 || ab.Summary != domain.QueuedTooLongSummary || ab.OccurredAt != "2026-12-02T12:15:00.000Z" ||
 		ab.Version != m.Version || ab.UserName != alice.Name {
 		t.Fatalf("audit %+v", audit)
 	}

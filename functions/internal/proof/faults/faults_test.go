@@ -302,11 +302,11 @@ func (e *env) pumpStream(rng *rand.Rand) {
 // a number), with a sequence number of its own.
 func (e *env) poisonOf(rec lambdaevents.DynamoDBEventRecord) lambdaevents.DynamoDBEventRecord {
 	img := maps.Clone(rec.Change.NewImage)
-	img[events.AttrVersion] = lambdaevents.NewStringAttribute("not a number")
+	img[schema.AttrVersion] = lambdaevents.NewStringAttribute("not a number")
 	rec.Change.NewImage = img
 	rec.Change.SequenceNumber = fmt.Sprintf("99%019d", len(e.poisonSeqs)+1)
 	rec.EventID = "poison-" + rec.Change.SequenceNumber
-	if _, err := events.DecodeRecord(rec); err == nil {
+	if _, err := schema.DecodeRecord(rec); err == nil {
 		e.t.Fatal("the poison record decodes")
 	}
 	e.poisonSeqs[rec.Change.SequenceNumber] = true

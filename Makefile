@@ -92,7 +92,7 @@ web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbu
 	$(GO) run ./functions/local/webauth/cmd/bundle
 
 .PHONY: smoke
-smoke: ## curl every route of a running `DEV_AUTH=1 make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
+smoke: ## curl every route of a running `make run`, signed in as Alice and Bob through its OIDC provider (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
 	bash functions/local/run/smoke.sh $(SMOKE_URL)
 
 # --- Lambda build and CDK ---

@@ -25,6 +25,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // segmentCounts are what TestSegmentedTracesUnderFaults measured over all
@@ -287,7 +288,7 @@ func (e *env) waitNoLiveLease(movieID string) {
 func (e *env) countTerminal(movieID string, started map[string]bool, c *segmentCounts) {
 	ended := map[string]bool{}
 	for _, r := range e.records {
-		ch, err := events.DecodeRecord(r)
+		ch, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -176,7 +176,7 @@ func formatBytes(n int64) string {
 }
 
 var awaiting = Clause{If: Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Else: func(m Movie) error {
-	return &Error{Code: CodeNotAwaitingUpload, Message: "the movie's upload was already processed (" + string(m.Status) + ")"}
+	return &Error{Code: CodeNotAwaitingUpload, Message: "This movie's file was already received; a new file needs a new movie."}
 }}
 
 // CompleteIngest makes an uploaded movie ready: its video as probed, the
@@ -278,7 +278,20 @@ func Analysable() Clause {
 	return Clause{
 		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed)}},
 		Else: func(m Movie) error {
-			return &Error{Code: CodeMovieNotReady, Message: "the movie has no ingested video (" + string(m.Status) + ")"}
+			return &Error{Code: CodeMovieNotReady, Message: NoVideoMessage(m)}
 		},
+	}
+}
+
+// NoVideoMessage says, in words a user reads, why a movie has no video to
+// show or analyse (it names no status value).
+func NoVideoMessage(m Movie) string {
+	switch m.Status {
+	case StatusAwaitingUpload:
+		return "This movie's video has not been uploaded yet."
+	case StatusIngestFailed:
+		return "This movie's video could not be read, so there is nothing to show. Upload the file again as a new movie."
+	default:
+		return "This movie has no video, so there is nothing to show."
 	}
 }

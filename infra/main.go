@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/infra/stack"
 )
 
@@ -88,10 +89,10 @@ func run() error {
 
 	account, region := cfg.Account, cfg.Region
 	if account == "" {
-		account = os.Getenv("CDK_DEFAULT_ACCOUNT")
+		account = os.Getenv(envvar.CDKDefaultAccount)
 	}
 	if region == "" {
-		region = os.Getenv("CDK_DEFAULT_REGION")
+		region = os.Getenv(envvar.CDKDefaultRegion)
 	}
 	var env *awscdk.Environment
 	if account != "" || region != "" {

@@ -2,7 +2,8 @@
 // JSON object per line on the function's log stream, which CloudWatch Logs
 // turns into metrics without an API call (and without the PutMetricData
 // permission). The business metrics of the trace workflow are named here,
-// once, for the functions that emit them and the dashboard that shows them.
+// once, for the functions that emit them and the dashboard that shows them;
+// Catalog (catalog.go) lists every series, and Emit writes no other.
 package emf
 
 import (
@@ -94,6 +95,11 @@ func (w *Writer) Emit(dimensions map[string]string, metrics ...Metric) error {
 	for _, m := range metrics {
 		if m.Name == "" || m.Name == "_aws" || dimensions[m.Name] != "" {
 			return errors.New("emf: bad metric name " + m.Name)
+		}
+		if s, ok := Declared(m.Name, dimensions); !ok {
+			return errors.New("emf: " + KeyOf(m.Name, dimensions) + " is not in the catalogue")
+		} else if s.Unit != m.Unit {
+			return errors.New("emf: " + s.Key() + " is in " + string(s.Unit) + ", not " + string(m.Unit))
 		}
 		defs = append(defs, definition{Name: m.Name, Unit: m.Unit})
 		rec[m.Name] = m.Value

@@ -14,7 +14,7 @@ func TestEmitWritesOneEMFRecordPerLine(t *testing.T) {
 	var buf bytes.Buffer
 	at := time.Date(2026, 12, 2, 18, 0, 0, 0, time.UTC)
 	w := emf.New(&buf, func() time.Time { return at })
-	if err := w.Emit(map[string]string{emf.DimensionReason: "lease_held"}, emf.Metric{Name: emf.ClaimRefusals, Value: 1, Unit: emf.Count}); err != nil {
+	if err := w.Emit(map[string]string{emf.DimensionReason: "already_claimed"}, emf.Metric{Name: emf.ClaimRefusals, Value: 1, Unit: emf.Count}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Count(emf.TracesStarted, 3); err != nil {
@@ -43,7 +43,7 @@ func TestEmitWritesOneEMFRecordPerLine(t *testing.T) {
 	if rec.AWS.Timestamp != at.UnixMilli() || len(d) != 1 || d[0].Namespace != emf.Namespace ||
 		len(d[0].Dimensions) != 1 || len(d[0].Dimensions[0]) != 1 || d[0].Dimensions[0][0] != "Reason" ||
 		len(d[0].Metrics) != 1 || d[0].Metrics[0].Name != emf.ClaimRefusals || d[0].Metrics[0].Unit != "Count" ||
-		rec.Reason != "lease_held" || rec.ClaimRefusals != 1 {
+		rec.Reason != "already_claimed" || rec.ClaimRefusals != 1 {
 		t.Errorf("record %s", lines[0])
 	}
 	if !strings.Contains(lines[1], `"TracesStarted":3`) || !strings.Contains(lines[1], `"Dimensions":[[]]`) {

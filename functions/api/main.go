@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
@@ -75,6 +76,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 		TraceFrames:    frames,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
+		Metrics:        emf.New(os.Stdout, nil),
 	})
 	if err != nil {
 		return nil, log, err

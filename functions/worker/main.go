@@ -15,8 +15,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
+	"github.com/movietrace/tracinglocks/functions/internal/worker"
 )
 
 func main() {
@@ -33,7 +35,8 @@ func main() {
 		log.Error("tracer configuration", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	w, err := wiring.Worker(cfg, clients, tr, log, os.Getenv)
+	// Business metrics as EMF on stdout, the function's log stream.
+	w, err := wiring.Worker(cfg, clients, tr, log, os.Getenv, func(o *worker.Options) { o.Metrics = emf.New(os.Stdout, nil) })
 	if err != nil {
 		log.Error("worker configuration", slog.String("error", err.Error()))
 		os.Exit(1)

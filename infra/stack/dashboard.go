@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
@@ -9,27 +11,22 @@ import (
 )
 
 // addDashboard is one CloudWatch dashboard for the environment: the
-// business metrics the functions write as EMF (package emf), then the API,
-// the queues, the functions and the tables.
+// business metrics the functions write as EMF (every series of emf.Catalog,
+// each by its exact dimensions, so no panel names a series that no code
+// writes: TestDashboardShowsOnlyEmittedSeries), then the API, the queues,
+// the functions and the tables.
 func (s *Stack) addDashboard() {
 	period := awscdk.Duration_Minutes(jsii.Number(float64(s.cfg.Alarms.PeriodMinutes)))
 	sum := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}
 	maximum := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}
-	business := func(name, stat string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(emf.Namespace), MetricName: jsii.String(name), Period: period, Statistic: jsii.String(stat),
-		})
-	}
 	graph := func(title string, left ...awscloudwatch.IMetric) awscloudwatch.IWidget {
 		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 			Title: jsii.String(title), Left: &left, Width: jsii.Number(8), Height: jsii.Number(6),
 		})
 	}
-	refusals := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(`SEARCH('{` + emf.Namespace + `,` + emf.DimensionReason + `} MetricName="` + emf.ClaimRefusals + `"', 'Sum', 300)`),
-		Label:      jsii.String("claim refusals by reason"),
-		Period:     period,
-	})
+	business := func(title string, names ...string) awscloudwatch.IWidget {
+		return graph(title, BusinessMetrics(period, names...)...)
+	}
 	var errs, durations []awscloudwatch.IMetric
 	for _, name := range Functions {
 		errs = append(errs, s.Functions[name].MetricErrors(sum))
@@ -42,10 +39,15 @@ func (s *Stack) addDashboard() {
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
 		Widgets: &[]*[]awscloudwatch.IWidget{
 			{
-				graph("Traces", business(emf.TracesStarted, "Sum"), business(emf.TracesCompleted, "Sum"),
-					business(emf.TracesFailed, "Sum"), business(emf.TracesAbandoned, "Sum")),
-				graph("Claims and leases", refusals, business(emf.LeaseConflicts, "Sum"), business(emf.PoisonRecords, "Sum")),
-				graph("Frames traced per second", business(emf.FramesPerSecond, "Average"), business(emf.FramesPerSecond, "Minimum")),
+				business("Trace outcomes (movie rows)", emf.TracesStarted, emf.TracesCompleted, emf.TracesFailed,
+					emf.TracesCancelled, emf.TracesAbandoned),
+				business("Worker segments by outcome", emf.WorkerSegments, emf.ContinuationSegments),
+				business("Claim refusals by reason", emf.ClaimRefusals),
+			},
+			{
+				business("Lease conflicts and poison records", emf.LeaseConflicts, emf.PoisonRecords),
+				business("Frames traced", emf.FramesTraced),
+				business("Frames traced per second (per segment)", emf.FramesPerSecond),
 			},
 			{
 				graph("API requests and errors", s.API.MetricCount(sum), s.API.MetricClientError(sum), s.API.MetricServerError(sum)),
@@ -62,4 +64,44 @@ func (s *Stack) addDashboard() {
 		},
 	})
 	awscdk.NewCfnOutput(s.Stack, jsii.String("DashboardName"), &awscdk.CfnOutputProps{Value: s.Dashboard.DashboardName(), Description: jsii.String("CloudWatch dashboard")})
+}
+
+// BusinessMetrics are the catalogue's series of the given metric names
+// (emf.Catalog), each with its exact dimensions: counts as sums, rates as
+// averages and minimums.
+func BusinessMetrics(period awscdk.Duration, names ...string) []awscloudwatch.IMetric {
+	var out []awscloudwatch.IMetric
+	for _, name := range names {
+		for _, s := range emf.Catalog() {
+			if s.Name != name {
+				continue
+			}
+			stats := []string{"Sum"}
+			if s.Unit == emf.CountPerSecond {
+				stats = []string{"Average", "Minimum"}
+			}
+			label := s.Name
+			for _, d := range s.Dimensions {
+				label += " " + d.Value
+			}
+			for _, stat := range stats {
+				props := &awscloudwatch.MetricProps{
+					Namespace: jsii.String(emf.Namespace), MetricName: jsii.String(s.Name), Period: period,
+					Statistic: jsii.String(stat), Label: jsii.String(label),
+				}
+				if len(stats) > 1 {
+					props.Label = jsii.String(label + " (" + strings.ToLower(stat) + ")")
+				}
+				if m := s.DimensionsMap(); m != nil {
+					dims := map[string]*string{}
+					for k, v := range m {
+						dims[k] = jsii.String(v)
+					}
+					props.DimensionsMap = &dims
+				}
+				out = append(out, awscloudwatch.NewMetric(props))
+			}
+		}
+	}
+	return out
 }

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // DefaultStartTimeout bounds how long a Start function waits for an
@@ -33,7 +35,7 @@ import (
 const DefaultStartTimeout = 2 * time.Minute
 
 func startTimeout() (time.Duration, error) {
-	v := os.Getenv("EMULATOR_START_TIMEOUT")
+	v := os.Getenv(envvar.EmulatorStartTimeout)
 	if v == "" {
 		return DefaultStartTimeout, nil
 	}

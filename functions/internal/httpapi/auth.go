@@ -10,6 +10,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Authenticator says who sent a request. It returns an error with code
@@ -22,9 +23,9 @@ type Authenticator interface {
 
 // Environment variables the authenticator choice reads.
 const (
-	EnvDevAuth            = "DEV_AUTH"
-	EnvLambdaFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
-	EnvLambdaRuntimeAPI   = "AWS_LAMBDA_RUNTIME_API"
+	EnvDevAuth            = envvar.DevAuth
+	EnvLambdaFunctionName = envvar.LambdaFunctionName
+	EnvLambdaRuntimeAPI   = envvar.LambdaRuntimeAPI
 )
 
 // Headers of the development identity (local stack only).

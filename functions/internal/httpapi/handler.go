@@ -13,7 +13,9 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // MovieStore is what the API needs of the movie store
@@ -22,7 +24,7 @@ type MovieStore interface {
 	Get(ctx context.Context, id string) (domain.Movie, error)
 	// List returns the movies, and apart the rows that cannot be read as
 	// movies (listed without them, each logged).
-	List(ctx context.Context) ([]domain.Movie, []*events.MalformedMovieError, error)
+	List(ctx context.Context) ([]domain.Movie, []*schema.MalformedMovieError, error)
 	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	// Release treats "nothing to release" as success.
 	Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error)
@@ -56,6 +58,9 @@ type Config struct {
 	// never arrived expires (default DefaultUploadExpiry).
 	MaxUploadBytes int64
 	UploadExpiry   time.Duration
+	// Metrics, when set, receives the API's business metrics (EMF): a
+	// LeaseConflicts count per 409 lease_held or lease_lost.
+	Metrics *emf.Writer
 }
 
 // Handler is the browser API.

@@ -304,19 +304,23 @@ func newAPI(t *testing.T, tr transport) *api {
 	return newAPIOn(t, tr, tables(t))
 }
 
-// newAPIOn is newAPI on the given tables.
-func newAPIOn(t *testing.T, tr transport, fx *fixture) *api {
+// newAPIOn is newAPI on the given tables; tune adjusts the handler's Config.
+func newAPIOn(t *testing.T, tr transport, fx *fixture, tune ...func(*httpapi.Config)) *api {
 	t.Helper()
 	a := &api{t: t, tr: tr, fx: fx, clock: &clock{t: t0}, logs: &testenv.LogBuffer{}}
 	auth, err := httpapi.ChooseAuthenticator(func(k string) string { return tr.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{
+	c := httpapi.Config{
 		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
 		Files: fx.files, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
-	})
+	}
+	for _, f := range tune {
+		f(&c)
+	}
+	h, err := httpapi.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,6 +470,10 @@ func (r *response) problem(status int, code domain.Code) httpapi.Problem {
 	r.decode(&p)
 	if p.Code != code || p.Status != status || p.Type != httpapi.ProblemTypeBase+string(code) {
 		r.t.Fatalf("%s: problem %+v, want code %s status %d", r.req, p, code, status)
+	}
+	// People read the title and detail: no internal status, code or field.
+	if names := httpapi.InternalNames(p.Title + " " + p.Detail); len(names) > 0 {
+		r.t.Fatalf("%s: problem %q / %q names %q", r.req, p.Title, p.Detail, names)
 	}
 	return p
 }

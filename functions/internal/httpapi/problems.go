@@ -7,7 +7,8 @@ import (
 	"net/http"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Codes the HTTP edge adds to the domain's vocabulary. They are part of the
@@ -104,7 +105,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if !refusal {
 		st.internal = err
 	}
-	var bad *events.MalformedMovieError
+	var bad *schema.MalformedMovieError
 	if errors.As(err, &bad) {
 		// Not a refusal (it is logged), but not a mystery either: this one
 		// movie's row needs repair, the others are fine.
@@ -126,6 +127,7 @@ func (h *Handler) writeProblem(w http.ResponseWriter, r *http.Request, p Problem
 		p.Detail = kind.title
 	}
 	st.code = p.Code
+	h.countConflict(r, p.Code)
 	if p.Code == CodeUnauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tracinglocks"`)
 	}
@@ -163,4 +165,17 @@ func logLevel(status int) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
+}
+
+// countConflict counts a 409 lease_held or lease_lost as a LeaseConflicts
+// metric (package emf): the reason only, nothing of the request.
+func (h *Handler) countConflict(r *http.Request, code domain.Code) {
+	if h.cfg.Metrics == nil || (code != domain.CodeLeaseHeld && code != domain.CodeLeaseLost) {
+		return
+	}
+	err := h.cfg.Metrics.Emit(map[string]string{emf.DimensionFunction: string(emf.API), emf.DimensionReason: string(code)},
+		emf.Metric{Name: emf.LeaseConflicts, Value: 1, Unit: emf.Count})
+	if err != nil {
+		h.cfg.Logger.WarnContext(r.Context(), "could not write metrics", slog.String("error", err.Error()))
+	}
 }

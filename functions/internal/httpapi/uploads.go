@@ -146,7 +146,7 @@ func (h *Handler) frameImage(w http.ResponseWriter, r *http.Request, c call) err
 		return err
 	}
 	if m.Video == nil {
-		return &domain.Error{Code: domain.CodeNotFound, Message: "the movie has no frame images (status " + string(m.Status) + ")"}
+		return &domain.Error{Code: domain.CodeNotFound, Message: domain.NoVideoMessage(m)}
 	}
 	if n >= m.FrameCount {
 		return &domain.Error{Code: domain.CodeNotFound, Field: "n", Message: "the movie has frames 0 to " + strconv.Itoa(m.FrameCount-1)}

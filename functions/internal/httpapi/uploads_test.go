@@ -68,7 +68,9 @@ func TestCreateUploadViewDelete(t *testing.T) {
 			}
 
 			alice.open(id).problem(http.StatusConflict, domain.CodeMovieNotReady)
-			alice.do("GET", "/movies/"+id+"/frames/0/image", nil).problem(http.StatusNotFound, domain.CodeNotFound)
+			if p := alice.do("GET", "/movies/"+id+"/frames/0/image", nil).problem(http.StatusNotFound, domain.CodeNotFound); p.Detail != "This movie's video has not been uploaded yet." {
+				t.Errorf("frame image before the upload: detail %q", p.Detail)
+			}
 
 			// The ingest: the frame image and the conditional write.
 			var img bytes.Buffer

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Result is the verdict on one history.
@@ -82,7 +84,7 @@ func WriteReport(dir, name string, h *History, r Result) (string, error) {
 // OutputDir is where failing histories are written: $PROOF_OUTPUT, else
 // testoutput/proof under the module root (git-ignored).
 func OutputDir() string {
-	if d := os.Getenv("PROOF_OUTPUT"); d != "" {
+	if d := os.Getenv(envvar.ProofOutput); d != "" {
 		return d
 	}
 	dir, err := os.Getwd()
@@ -103,7 +105,7 @@ func OutputDir() string {
 // named by $PROOF_COUNTS, if set; cmd/proofsum adds such lines up. kv
 // alternates keys (strings) and values (integers).
 func AppendCounts(kv ...any) error {
-	path := os.Getenv("PROOF_COUNTS")
+	path := os.Getenv(envvar.ProofCounts)
 	if path == "" {
 		return nil
 	}

@@ -19,6 +19,7 @@ func (h *Handler) emitMetrics(ctx context.Context, counts map[events.EventType]i
 		emf.Metric{Name: emf.TracesStarted, Value: float64(counts[events.TracingStarted]), Unit: emf.Count},
 		emf.Metric{Name: emf.TracesCompleted, Value: float64(counts[events.TracingCompleted]), Unit: emf.Count},
 		emf.Metric{Name: emf.TracesFailed, Value: float64(counts[events.TracingFailed]), Unit: emf.Count},
+		emf.Metric{Name: emf.TracesCancelled, Value: float64(counts[events.TracingCancelled]), Unit: emf.Count},
 		emf.Metric{Name: emf.TracesAbandoned, Value: float64(counts[events.TracingAbandoned]), Unit: emf.Count},
 		emf.Metric{Name: emf.PoisonRecords, Value: float64(poison), Unit: emf.Count},
 	)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Synthetic is the built-in deterministic tracer. It is synthetic: it reads
@@ -53,8 +54,8 @@ func NewSynthetic(opts ...Option) *Synthetic {
 
 // Environment variables SyntheticFromEnv reads.
 const (
-	EnvFrameDelay = "TRACER_FRAME_DELAY" // a Go duration, e.g. "50ms"
-	EnvFailAt     = "TRACER_FAIL_AT_FRAME"
+	EnvFrameDelay = envvar.TracerFrameDelay // a Go duration, e.g. "50ms"
+	EnvFailAt     = envvar.TracerFailAtFrame
 )
 
 // SyntheticFromEnv builds the tracer from TRACER_FRAME_DELAY and

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/tracker"
 	"github.com/movietrace/tracinglocks/functions/internal/video"
 )
@@ -242,7 +243,7 @@ func videoFailure(err error) error {
 
 // EnvTracer chooses the tracer FromEnv builds: "video" (the default when
 // a video source is given) or "synthetic".
-const EnvTracer = "TRACER"
+const EnvTracer = envvar.Tracer
 
 // FromEnv builds the product's tracer: the video tracer on src with states
 // (nil: none kept) when src is set, unless TRACER=synthetic; the synthetic

@@ -3,6 +3,8 @@ package worker
 import (
 	"fmt"
 	"time"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Environment variables ApplyEnv reads. The lease duration and the queue
@@ -10,9 +12,9 @@ import (
 // the wiring.
 const (
 	// EnvStopMargin overrides StopMargin (a Go duration, e.g. "10s").
-	EnvStopMargin = "WORKER_STOP_MARGIN"
+	EnvStopMargin = envvar.WorkerStopMargin
 	// EnvStartReserve overrides StartReserve (a Go duration).
-	EnvStartReserve = "WORKER_START_RESERVE"
+	EnvStartReserve = envvar.WorkerStartReserve
 )
 
 // ApplyEnv sets the worker's own settings found in getenv (os.Getenv in
@@ -33,4 +35,18 @@ func (o *Options) ApplyEnv(getenv func(string) string) error {
 		*s.dst = d
 	}
 	return nil
+}
+
+// MarginsFor returns the stop margin and start reserve for worker
+// invocations that last budget (Lambda's timeout, or the local stack's
+// WORKER_INVOCATION_SECONDS): the defaults (10 s, 30 s) for Lambda's
+// minutes, and for a short budget a third and a half of it, so that the
+// margins shrink with the budget instead of eating it (a fixed 10 s margin
+// leaves a 2 s invocation nothing to trace) while still leaving the end of
+// each invocation time for its last writes: the frames buffered, the
+// hand-off and the continuation's send with its retries.
+func MarginsFor(budget time.Duration) (stopMargin, startReserve time.Duration) {
+	stopMargin = min(DefaultStopMargin, budget/3)
+	startReserve = max(stopMargin, min(DefaultStartReserve, budget/2))
+	return stopMargin, startReserve
 }

@@ -40,6 +40,7 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 	})
 	if code := domain.ErrorCode(err); code != "" {
 		log.InfoContext(ctx, "job not claimed: a redelivered, replaced or stale job is a no-op", slog.String("code", string(code)))
+		w.claimRefused(ctx, code)
 		return Outcome{Result: ResultNotClaimed, Err: err}
 	}
 	if err != nil {
@@ -62,7 +63,10 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 	}
 	log.InfoContext(ctx, "job claimed", slog.Int("segment", job.Segment), slog.Int("fromFrame", r.lease.FromFrame),
 		slog.Int64("version", movie.Version))
-	return r.execute(ctx)
+	started := w.o.Clock.Now()
+	out := r.execute(ctx)
+	r.segmentEnded(ctx, out, w.o.Clock.Now().Sub(started))
+	return out
 }
 
 // run is the state of one claimed job.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 )
@@ -55,6 +56,8 @@ type Options struct {
 	Log *slog.Logger
 	// Clock (default clock.RealClock{}).
 	Clock Clock
+	// Metrics, when set, receives the worker's business metrics (metrics.go).
+	Metrics *emf.Writer
 
 	// LeaseDuration is how far the claim and every renewal extend the lease
 	// (default domain.DefaultLeaseDuration).

@@ -27,6 +27,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
@@ -44,7 +45,7 @@ func main() {
 }
 
 func run(movie string, steps int, chromium, upload string) error {
-	ddb, sqs, s3 := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT"), os.Getenv("S3_ENDPOINT")
+	ddb, sqs, s3 := os.Getenv(envvar.DynamoDBEndpoint), os.Getenv(envvar.SQSEndpoint), os.Getenv(envvar.S3Endpoint)
 	if ddb == "" || sqs == "" {
 		return fmt.Errorf("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run it with make bench-viewer")
 	}

@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 type movie struct {
@@ -84,8 +86,8 @@ func run(ctx context.Context, file, title string, wait time.Duration, getenv fun
 	if contentType == "" || !strings.HasPrefix(contentType, "video/") {
 		contentType = "video/mp4"
 	}
-	c := client{base: strings.TrimSuffix(orDefault(getenv("MOVIES_API_URL"), "http://127.0.0.1:8080/"), "/"),
-		token: getenv("MOVIES_API_TOKEN"), devUser: orDefault(getenv("MOVIES_DEV_USER"), "importer")}
+	c := client{base: strings.TrimSuffix(orDefault(getenv(envvar.MoviesAPIURL), "http://127.0.0.1:8080/"), "/"),
+		token: getenv(envvar.MoviesAPIToken), devUser: orDefault(getenv(envvar.MoviesDevUser), "importer")}
 
 	var out created
 	body := map[string]any{"title": title, "fileName": filepath.Base(file), "contentType": contentType, "sizeBytes": st.Size()}

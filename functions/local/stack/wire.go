@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
@@ -79,8 +80,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	w, err := wiring.Worker(cfg, clients, tr, opts.Log.With("component", "worker"), os.Getenv,
 		func(o *worker.Options) {
 			o.RenewEvery = opts.ProgressEvery
-			o.StopMargin = min(worker.DefaultStopMargin, opts.WorkerInvocation/3)
-			o.StartReserve = min(worker.DefaultStartReserve, opts.WorkerInvocation/2)
+			o.StopMargin, o.StartReserve = worker.MarginsFor(opts.WorkerInvocation)
 		})
 	if err != nil {
 		return parts{}, err
@@ -133,7 +133,7 @@ func syntheticTracer(delay time.Duration, failAt map[string]int) tracer.Tracer {
 
 // EnvWorkerInvocation is the local worker invocation's budget in whole
 // seconds (default 300, as the stack's Lambda timeout).
-const EnvWorkerInvocation = "WORKER_INVOCATION_SECONDS"
+const EnvWorkerInvocation = envvar.WorkerInvocationSeconds
 
 // DefaultWorkerInvocation is the Lambda timeout of the stack's worker.
 const DefaultWorkerInvocation = 5 * time.Minute

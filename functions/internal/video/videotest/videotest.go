@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+
+	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Codec is how Encode compresses the frames.
@@ -38,7 +40,7 @@ type Options struct {
 // Encode writes opts.Frames frames to path; frame(i, gray) fills the
 // Width*Height 8-bit luma of frame i (row-major) into gray, which is reused.
 func Encode(ctx context.Context, path string, opts Options, frame func(i int, gray []byte)) error {
-	bin := os.Getenv("FFMPEG")
+	bin := os.Getenv(envvar.FFmpeg)
 	if bin == "" {
 		bin = "ffmpeg"
 	}

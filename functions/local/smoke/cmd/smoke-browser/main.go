@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/local/smoke"
 )
 
@@ -27,7 +28,7 @@ func main() {
 	flag.StringVar(&o.Out, "out", "", "directory for a screenshot per step")
 	flag.DurationVar(&o.TraceTimeout, "trace-timeout", 10*time.Minute, "how long the trace may take")
 	flag.Parse()
-	o.Password = os.Getenv("SMOKE_PASSWORD")
+	o.Password = os.Getenv(envvar.SmokePassword)
 	o.Log = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

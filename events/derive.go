@@ -159,6 +159,9 @@ func Derive(old, new *domain.Movie) []Event {
 	return out
 }
 
+// AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
+func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
+
 // Job returns the SQS trace-job body of a started event.
 func (e Event) Job() TraceJob {
 	return TraceJob{MovieID: e.MovieID, JobID: e.JobID, FromFrame: e.FromFrame, Version: e.Version}

@@ -234,7 +234,7 @@ func TestDeriveCancelled(t *testing.T) {
 		!evs[0].At.Equal(t0.Add(time.Minute)) || evs[0].Frames != 7 || evs[0].Summary != "" {
 		t.Fatalf("a cancel derived %+v, want one cancelled event (and no abandoned one)", evs)
 	}
-	if it := NewAuditItem(evs[0]); it.Type != "movie.tracing.cancelled" || it.EventKey != job1+"#movie.tracing.cancelled" {
-		t.Fatalf("audit item %+v", it)
+	if string(evs[0].Type) != "movie.tracing.cancelled" || evs[0].AuditKey() != job1+"#movie.tracing.cancelled" {
+		t.Fatalf("audit key of %+v: %q", evs[0], evs[0].AuditKey())
 	}
 }

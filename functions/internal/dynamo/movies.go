@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // MovieAPI is the part of the DynamoDB client the movie store uses.
@@ -57,7 +57,7 @@ func NewMovieStore(client MovieAPI, table string, opts ...Option) *MovieStore {
 var ErrDisagreement = errors.New("dynamo: condition expression disagrees with the domain")
 
 func (s *MovieStore) key(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{events.AttrMovieID: &types.AttributeValueMemberS{Value: id}}
+	return map[string]types.AttributeValue{schema.AttrMovieID: &types.AttributeValueMemberS{Value: id}}
 }
 
 // Get reads a movie with a strongly consistent read.
@@ -74,7 +74,7 @@ func (s *MovieStore) Get(ctx context.Context, id string) (domain.Movie, error) {
 	if len(out.Item) == 0 {
 		return domain.Movie{}, &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
 	}
-	return events.UnmarshalMovie(out.Item)
+	return schema.UnmarshalMovie(out.Item)
 }
 
 // List returns every movie. The catalogue is small (one row per movie) so a
@@ -82,7 +82,7 @@ func (s *MovieStore) Get(ctx context.Context, id string) (domain.Movie, error) {
 // sparse GSI instead. A row that cannot be read as a movie is left out of
 // movies and returned in malformed instead, so that one bad row does not
 // hide the others; err is for the scan itself.
-func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed []*events.MalformedMovieError, err error) {
+func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed []*schema.MalformedMovieError, err error) {
 	p := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{TableName: &s.table})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -90,8 +90,8 @@ func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed
 			return nil, nil, fmt.Errorf("list movies: %w", err)
 		}
 		for _, item := range page.Items {
-			m, err := events.UnmarshalMovie(item)
-			var bad *events.MalformedMovieError
+			m, err := schema.UnmarshalMovie(item)
+			var bad *schema.MalformedMovieError
 			switch {
 			case errors.As(err, &bad):
 				malformed = append(malformed, bad)
@@ -107,11 +107,11 @@ func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed
 
 // Create stores a new movie; it refuses to overwrite an existing one.
 func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
-	item, err := events.MarshalMovie(m)
+	item, err := schema.MarshalMovie(m)
 	if err != nil {
 		return err
 	}
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(events.AttrMovieID))).Build()
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(schema.AttrMovieID))).Build()
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 			return m, nil
 		}
 		if len(old) > 0 && round < rounds {
-			row, err := events.UnmarshalMovie(old)
+			row, err := schema.UnmarshalMovie(old)
 			if err != nil {
 				return domain.Movie{}, err
 			}
@@ -225,7 +225,7 @@ func (s *MovieStore) commitOnce(ctx context.Context, movieID string, cmd domain.
 	if err != nil {
 		return domain.Movie{}, nil, fmt.Errorf("%T on movie %s: %w", cmd, movieID, err)
 	}
-	m, err = events.UnmarshalMovie(out.Attributes)
+	m, err = schema.UnmarshalMovie(out.Attributes)
 	return m, nil, err
 }
 
@@ -250,7 +250,7 @@ func replayed(old map[string]types.AttributeValue, cmd domain.Command) (domain.M
 	if len(old) == 0 {
 		return domain.Movie{}, false
 	}
-	m, err := events.UnmarshalMovie(old)
+	m, err := schema.UnmarshalMovie(old)
 	if err != nil || domain.Decide(cmd, &m) == nil || !domain.Replayed(cmd, &m) {
 		return domain.Movie{}, false
 	}
@@ -263,7 +263,7 @@ func refusal(old map[string]types.AttributeValue, cmd domain.Guard) error {
 	if len(old) == 0 {
 		return &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
 	}
-	m, err := events.UnmarshalMovie(old)
+	m, err := schema.UnmarshalMovie(old)
 	if err != nil {
 		return err
 	}

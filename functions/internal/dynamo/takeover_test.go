@@ -9,6 +9,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv/faults"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Issue 12 item 10 on DynamoDB Local: an opener (or a trace start without a
@@ -58,8 +59,8 @@ func TestTakeoverOfAStaleTraceRecordsItsJobOnTheRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, m := range map[string]domain.Movie{"stored": stored, "answered": got} {
-				if !reflect.DeepEqual(events.NewMovieItem(m), events.NewMovieItem(want)) {
-					t.Fatalf("%s row\n %+v\nwant the domain's\n %+v", name, events.NewMovieItem(m), events.NewMovieItem(want))
+				if !reflect.DeepEqual(schema.NewMovieItem(m), schema.NewMovieItem(want)) {
+					t.Fatalf("%s row\n %+v\nwant the domain's\n %+v", name, schema.NewMovieItem(m), schema.NewMovieItem(want))
 				}
 			}
 			j := stored.LastJob

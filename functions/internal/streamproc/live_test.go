@@ -7,6 +7,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestLiveTraceLifecycle commits API-style transitions on DynamoDB Local,
@@ -38,7 +39,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	}
 	audit := e.audit()
 	startedKey := id + " " + job + "#" + string(events.TracingStarted)
-	wantStarted := events.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
+	wantStarted := schema.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
 		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version,
 		TrimEnd: 300, CaptureInterval: 2}
 	wantStarted.HistoryKey = wantStarted.Position().IndexKey()

@@ -57,6 +57,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 const (
@@ -301,11 +302,11 @@ func (e *env) pumpStream(rng *rand.Rand) {
 // a number), with a sequence number of its own.
 func (e *env) poisonOf(rec lambdaevents.DynamoDBEventRecord) lambdaevents.DynamoDBEventRecord {
 	img := maps.Clone(rec.Change.NewImage)
-	img[events.AttrVersion] = lambdaevents.NewStringAttribute("not a number")
+	img[schema.AttrVersion] = lambdaevents.NewStringAttribute("not a number")
 	rec.Change.NewImage = img
 	rec.Change.SequenceNumber = fmt.Sprintf("99%019d", len(e.poisonSeqs)+1)
 	rec.EventID = "poison-" + rec.Change.SequenceNumber
-	if _, err := events.DecodeRecord(rec); err == nil {
+	if _, err := schema.DecodeRecord(rec); err == nil {
 		e.t.Fatal("the poison record decodes")
 	}
 	e.poisonSeqs[rec.Change.SequenceNumber] = true
@@ -546,7 +547,7 @@ func (e *env) checkAudit(movieID string, started map[string]bool) map[string]boo
 	completed := map[string]bool{}
 	want := map[string]bool{}
 	for _, r := range e.records {
-		c, err := events.DecodeRecord(r)
+		c, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatalf("decode record: %v", err)
 		}
@@ -582,7 +583,7 @@ func (e *env) checkAudit(movieID string, started map[string]bool) map[string]boo
 			e.t.Fatal(err)
 		}
 		for _, item := range page.Items {
-			it, err := events.UnmarshalAuditItem(item)
+			it, err := schema.UnmarshalAuditItem(item)
 			if err != nil {
 				e.t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // segmentCounts are what TestSegmentedTracesUnderFaults measured over all
@@ -118,10 +119,11 @@ func (e *env) invokeSegment(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bo
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	stop, reserve := worker.MarginsFor(budget)
 	w, err := worker.New(worker.Options{
 		Movies: store, Frames: store, Tracer: tr, Queue: jobs, Log: e.log,
 		LeaseDuration: leaseFor, Backoff: func(int) time.Duration { return 0 },
-		StopMargin: budget / 4, StartReserve: budget / 3,
+		StopMargin: stop, StartReserve: reserve,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -286,7 +288,7 @@ func (e *env) waitNoLiveLease(movieID string) {
 func (e *env) countTerminal(movieID string, started map[string]bool, c *segmentCounts) {
 	ended := map[string]bool{}
 	for _, r := range e.records {
-		ch, err := events.DecodeRecord(r)
+		ch, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatal(err)
 		}

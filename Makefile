@@ -92,7 +92,7 @@ web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbu
 	$(GO) run ./functions/local/webauth/cmd/bundle
 
 .PHONY: smoke
-smoke: ## curl every route of a running `DEV_AUTH=1 make run` (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
+smoke: ## curl every route of a running `make run`, signed in as Alice and Bob through its OIDC provider (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
 	bash functions/local/run/smoke.sh $(SMOKE_URL)
 
 # --- Lambda build and CDK ---
@@ -167,13 +167,19 @@ diff: synth ## Show what deploying TracingLocks-$(ENV) would change
 # make user ENV=dev EMAIL=a@b NAME='Ada L': an administrator-created user of
 # the stack's user pool (Cognito mails a temporary password; the name is the
 # display name the API trusts, which users cannot change themselves).
+# USER_POOL_ID skips the stack lookup and COGNITO_ENDPOINT points the AWS CLI
+# at another endpoint: the test runs the target against cognito-local
+# (functions/local/cognitolocal).
+USER_POOL_ID     ?=
+COGNITO_ENDPOINT ?=
 .PHONY: user
 user: ## Create a sign-in user: make user ENV=dev EMAIL=you@yourdomain NAME='Your Name' (AWS CLI, credentials)
 	@test -n "$(EMAIL)" -a -n "$(NAME)" || { echo "make user: EMAIL=... and NAME=... are required"; exit 1; }
-	pool=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
-		--query "Stacks[0].Outputs[?OutputKey=='UserPoolId'].OutputValue" --output text); \
+	@pool="$(USER_POOL_ID)"; \
+	if [ -z "$$pool" ]; then pool=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
+		--query "Stacks[0].Outputs[?OutputKey=='UserPoolId'].OutputValue" --output text); fi; \
 	test -n "$$pool" -a "$$pool" != None || { echo "make user: no UserPoolId output on TracingLocks-$(ENV)"; exit 1; }; \
-	aws cognito-idp admin-create-user --user-pool-id "$$pool" --username "$(EMAIL)" \
+	aws $(if $(COGNITO_ENDPOINT),--endpoint-url $(COGNITO_ENDPOINT)) cognito-idp admin-create-user --user-pool-id "$$pool" --username "$(EMAIL)" \
 		--user-attributes Name=email,Value="$(EMAIL)" Name=email_verified,Value=true Name=name,Value="$(NAME)" \
 		--desired-delivery-mediums EMAIL --query 'User.Username' --output text
 
@@ -195,14 +201,23 @@ smoke-deployed: ## Browser smoke walk against the deployed page: make smoke-depl
 		$(if $(SMOKE_LOGIN),-login $(SMOKE_LOGIN),-username "$(SMOKE_USER)")
 
 # The trace DLQ's handling (docs/operations.md, TraceDlqDepthAlarm): move
-# every message back to the trace queue with an SQS message move task.
-# Safe: a job whose lease was replaced is refused by its claim and deleted.
+# every message back to the trace queue (functions/worker/redrive: receive,
+# send, delete; the local SQS emulator has no StartMessageMoveTask, this
+# runs on both). Safe: a job whose lease was replaced is refused by its
+# claim and deleted. TRACE_DLQ_URL and TRACE_QUEUE_URL, when both set, skip
+# the stack lookup (the emulator test sets them and SQS_ENDPOINT).
+TRACE_DLQ_URL   ?=
+TRACE_QUEUE_URL ?=
 .PHONY: redrive-trace-dlq
-redrive-trace-dlq: ## Move the trace DLQ's jobs back to the trace queue: make redrive-trace-dlq ENV=dev (AWS CLI)
-	url=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
-		--query "Stacks[0].Outputs[?OutputKey=='TraceDlqUrl'].OutputValue" --output text); \
-	arn=$$(aws sqs get-queue-attributes --queue-url "$$url" --attribute-names QueueArn --query Attributes.QueueArn --output text); \
-	aws sqs start-message-move-task --source-arn "$$arn"
+redrive-trace-dlq: ## Move the trace DLQ's jobs back to the trace queue: make redrive-trace-dlq ENV=dev (AWS CLI, credentials)
+	@dlq="$(TRACE_DLQ_URL)"; q="$(TRACE_QUEUE_URL)"; \
+	if [ -z "$$dlq" ] || [ -z "$$q" ]; then \
+		out() { aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
+			--query "Stacks[0].Outputs[?OutputKey=='$$1'].OutputValue" --output text; }; \
+		dlq=$$(out TraceDlqUrl); q=$$(out TraceQueueUrl); \
+	fi; \
+	test -n "$$dlq" -a "$$dlq" != None -a -n "$$q" -a "$$q" != None || { echo "make redrive-trace-dlq: no TraceDlqUrl/TraceQueueUrl output on TracingLocks-$(ENV)"; exit 1; }; \
+	$(GO) run ./functions/worker/redrive -from "$$dlq" -to "$$q"
 
 .PHONY: clean
 clean: ## Remove build/ and cdk.out/
@@ -254,6 +269,8 @@ proof-suite:
 		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
 	PROOF_COUNTS=$(PROOF_COUNTS) $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^(TestConditionsAgreeWithTheDomain|TestBoundaries)$$' \
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)
+	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_BUDGET_TRACE=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
+		-run '^TestTwoSecondInvocationsCompleteAThirtySecondTrace$$' ./functions/local/stack
 	$(MAKE) fuzz PROOF_COUNTS=$(PROOF_COUNTS)
 
 # Every Fuzz* target of the module for FUZZTIME each (go test -fuzz takes one

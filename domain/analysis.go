@@ -10,7 +10,8 @@ import "time"
 // Precondition: the movie is Analysable (its video was ingested), and no
 // live lease. A second browser is refused even for the same
 // user, because the lease belongs to a page, not a person. A stale lease of
-// either kind is replaced.
+// either kind is replaced; a stale tracing lease through TakeOverStaleTrace
+// (takeover.go), so that the row records its abandoned job as failed.
 type OpenAnalysis struct {
 	LeaseID  string
 	User     User
@@ -22,9 +23,18 @@ func (c OpenAnalysis) Validate() error {
 	return firstError(validateLeaseID("leaseId", c.LeaseID), validateUser(c.User), validateDuration(c.Duration))
 }
 
-func (c OpenAnalysis) Precondition() []Clause {
+func (c OpenAnalysis) base() []Clause {
 	return []Clause{Analysable(), {If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
 }
+
+// Precondition: base, and the stale lease replaced is not a tracing lease;
+// over one, the opener takes it over (Successor), recording its job as
+// failed on the row.
+func (c OpenAnalysis) Precondition() []Clause { return append(c.base(), noStaleTrace()) }
+
+// Successor: over a stale tracing lease, the takeover that records its job
+// as failed and opens this analysis lease in the same write.
+func (c OpenAnalysis) Successor(m Movie) (Command, bool) { return staleTraceSuccessor(c, c.Now, m) }
 
 // Done: the live lease is this very analysis lease (its first attempt
 // committed and the answer was lost).
@@ -41,10 +51,14 @@ func (c OpenAnalysis) Update() []Assignment {
 
 // Heartbeat extends the caller's analysis lease by one duration from now.
 //
-// Precondition: the live lease is the analysis lease with LeaseID. A stale
-// lease cannot be revived: another browser may already have seen it as absent.
+// Precondition: the live lease is the analysis lease with LeaseID (and, when
+// UserID is set, the lease's user is the caller: like an edit, a heartbeat
+// is bound to the user; only the release works on the bare capability). A
+// stale lease cannot be revived: another browser may already have seen it
+// as absent.
 type Heartbeat struct {
 	LeaseID  string
+	UserID   string // when set, must be the lease's user (the HTTP edge sets it)
 	Now      time.Time
 	Duration time.Duration
 }
@@ -54,13 +68,13 @@ func (c Heartbeat) Validate() error {
 }
 
 func (c Heartbeat) Precondition() []Clause {
-	return []Clause{{If: LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), Else: lostAt(c.Now)}, unchanged(sameRenewal(c.Now, c.Duration))}
+	return []Clause{{If: heldBy(c.LeaseID, c.UserID, c.Now), Else: lostAt(c.Now)}, unchanged(sameRenewal(c.Now, c.Duration))}
 }
 
 // Done: the live lease is the caller's and already renewed by this very
 // heartbeat (same Now and duration: a retried request).
 func (c Heartbeat) Done() Cond {
-	return And{LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), sameRenewal(c.Now, c.Duration)}
+	return And{heldBy(c.LeaseID, c.UserID, c.Now), sameRenewal(c.Now, c.Duration)}
 }
 
 func (c Heartbeat) Update() []Assignment { return changed(c.Now, renewed(c.Now, c.Duration)...) }

@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
 )
@@ -86,19 +87,42 @@ func TestOpenAnalysis(t *testing.T) {
 			},
 		},
 		{
-			name:  "a stale tracing lease is replaced; the stored status stays tracing and reads as tracing_failed",
+			// Issue 12 item 10: the takeover records the abandoned job as
+			// failed on the row itself (it used to stay tracing, with an
+			// older last job, and only read as tracing_failed).
+			name:  "a stale tracing lease is taken over and its job recorded as failed on the row",
 			movie: claimed(t, job1, t0),
 			cmd:   domain.OpenAnalysis{LeaseID: leaseB, User: bob, Now: at(d), Duration: d},
-			check: func(t *testing.T, _, after domain.Movie) {
+			check: func(t *testing.T, before, after domain.Movie) {
 				requireLease(t, after, domain.LeaseAnalysis, leaseB, bob, at(d), at(d), d)
-				if after.Lease.Claimed || after.Lease.FromFrame != 0 {
+				if after.Lease.Claimed || after.Lease.FromFrame != 0 || after.Lease.ClaimToken != "" || after.Lease.Segment != 0 {
 					t.Fatalf("the new analysis lease inherited job state: %+v", *after.Lease)
 				}
-				requireStatus(t, after, domain.StatusTracing)
-				if v := after.View(at(d)); v.Status != domain.StatusFailed {
-					t.Fatalf("view status %s, want %s", v.Status, domain.StatusFailed)
+				requireStatus(t, after, domain.StatusFailed)
+				requireAbandoned(t, after, *before.Lease, at(d), domain.StalledSummary)
+				if after.Version != before.Version+1 {
+					t.Fatalf("version %d, want %d: one write", after.Version, before.Version+1)
+				}
+				if v := after.View(at(d)); v.Status != domain.StatusFailed || v.LastJob.JobID != job1 {
+					t.Fatalf("view %+v", v)
 				}
 			},
+		},
+		{
+			name:  "a stale, never claimed tracing lease is recorded as queued too long",
+			movie: tracing(t, job1, t0),
+			cmd:   domain.OpenAnalysis{LeaseID: leaseB, User: bob, Now: at(2 * d), Duration: d},
+			check: func(t *testing.T, before, after domain.Movie) {
+				requireStatus(t, after, domain.StatusFailed)
+				requireAbandoned(t, after, *before.Lease, at(2*d), domain.QueuedTooLongSummary)
+			},
+		},
+		{
+			// The takeover committed, its answer was lost, the SDK retried it.
+			name:   "a retried open finds its lease on the taken-over row",
+			movie:  exec(t, claimed(t, job1, t0), domain.OpenAnalysis{LeaseID: leaseB, User: bob, Now: at(d), Duration: d}),
+			cmd:    domain.OpenAnalysis{LeaseID: leaseB, User: bob, Now: at(d), Duration: d},
+			replay: true,
 		},
 		{
 			name:  "the same browser reopens with its own stale lease ID",
@@ -219,4 +243,14 @@ func TestRelease(t *testing.T) {
 			code:  domain.CodeNotHeld,
 		},
 	})
+}
+
+// requireAbandoned fails unless m records job (the stale lease it had) as
+// failed at now with the summary and the row's progress.
+func requireAbandoned(t *testing.T, m domain.Movie, job domain.Lease, now time.Time, summary string) {
+	t.Helper()
+	want := job.Outcome(now, domain.StatusFailed, m.Progress.FramesWritten, summary)
+	if m.LastJob == nil || *m.LastJob != want {
+		t.Fatalf("last job %+v, want %+v", m.LastJob, want)
+	}
 }

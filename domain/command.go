@@ -86,8 +86,9 @@ func Apply(c Command, m Movie) Movie {
 
 // Execute runs a command against a movie (nil: the movie does not exist) and
 // returns the next movie or the refusal; a refused or invalid command
-// returns the movie unchanged (Movie{} if there is none), and a replayed one
-// (see Replayable) returns it unchanged with no error. It is the reference
+// returns the movie unchanged (Movie{} if there is none), a replayed one
+// (see Replayable) returns it unchanged with no error, and one refused where
+// it has a successor (see Next) returns the successor's next movie. It is the reference
 // semantics of every store: a store's conditional write must agree with it,
 // and the differential test checks that it does.
 func Execute(m *Movie, c Command) (Movie, error) {
@@ -101,6 +102,9 @@ func Execute(m *Movie, c Command) (Movie, error) {
 	if err := Decide(c, m); err != nil {
 		if Replayed(c, m) {
 			return unchanged, nil
+		}
+		if next, ok := Next(c, m); ok {
+			return Apply(next, *m), nil
 		}
 		return unchanged, err
 	}

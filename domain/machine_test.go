@@ -402,6 +402,16 @@ func (w *world) model(c domain.Command) {
 		l.HeartbeatAt, l.ExpiresAt = w.now, w.now.Add(dur)
 		w.lease = &l
 	}
+	// An acquisition over a stale tracing lease records its job as failed
+	// (issue 12 item 10); an open leaves the status failed too.
+	if l := w.lease; l != nil && l.Kind == domain.LeaseTracing {
+		switch c.(type) {
+		case domain.OpenAnalysis:
+			w.lastTrace, w.lastJobID, w.lastJobEnd = "FailJob", l.ID, "FailJob"
+		case domain.StartTrace:
+			w.lastJobID, w.lastJobEnd = l.ID, "FailJob"
+		}
+	}
 	switch c := c.(type) {
 	case domain.OpenAnalysis:
 		w.lease = &domain.Lease{Kind: domain.LeaseAnalysis, ID: c.LeaseID, UserID: c.User.ID, UserName: c.User.Name,
@@ -558,12 +568,23 @@ func (w *world) checkAccepted(action string, c domain.Command, before, after dom
 			t.Fatalf("%s changed CleanBefore", action)
 		}
 	}
+	tookOver := before.Lease != nil && before.Lease.Kind == domain.LeaseTracing && !before.Lease.LiveAt(w.now)
+	if tookOver && before.Lease.ID != after.Lease.ID {
+		want := before.Lease.Outcome(w.now, domain.StatusFailed, before.Progress.FramesWritten, staleSummary(*before.Lease))
+		if after.LastJob == nil || *after.LastJob != want {
+			t.Fatalf("%s took over %+v but recorded the last job %+v, want %+v", action, *before.Lease, after.LastJob, want)
+		}
+	}
 	if _, ok := c.(domain.CompleteJob); ok && after.CleanBefore != before.Settings.Trim.End {
 		t.Fatalf("%s set CleanBefore to %d, want the trim's end %d (the end of every plan)", action, after.CleanBefore, before.Settings.Trim.End)
 	}
 	if before.Status != after.Status {
 		switch c.(type) {
 		case domain.StartTrace, domain.CompleteJob, domain.FailJob:
+		case domain.OpenAnalysis:
+			if !tookOver || after.Status != domain.StatusFailed {
+				t.Fatalf("%s changed the status %s -> %s", action, before.Status, after.Status)
+			}
 		default:
 			t.Fatalf("%s changed the status %s -> %s", action, before.Status, after.Status)
 		}
@@ -746,4 +767,12 @@ func (s *actionStats) requireBothOutcomes(t *testing.T) {
 			t.Errorf("%s was never %s: the generator is lopsided", name, map[bool]string{true: "refused", false: "accepted"}[c[0] == 0])
 		}
 	}
+}
+
+// staleSummary is the summary a takeover records for a stale job lease.
+func staleSummary(l domain.Lease) string {
+	if l.Claimed {
+		return domain.StalledSummary
+	}
+	return domain.QueuedTooLongSummary
 }

@@ -41,7 +41,27 @@ func (c StartTrace) Validate() error {
 	return firstError(lease, validateLeaseID("jobId", c.JobID), validateUser(c.User), from, validateDuration(c.Duration))
 }
 
+// Precondition: base, and (without a LeaseID) the stale lease replaced is
+// not a tracing lease; over one, the start takes it over (Successor),
+// recording the abandoned job as the row's last job, failed.
 func (c StartTrace) Precondition() []Clause {
+	pre := c.base()
+	if c.LeaseID == "" {
+		pre = append(pre, noStaleTrace())
+	}
+	return pre
+}
+
+// Successor: over a stale tracing lease, the takeover that records its job
+// as failed and starts this one in the same write.
+func (c StartTrace) Successor(m Movie) (Command, bool) {
+	if c.LeaseID != "" {
+		return nil, false
+	}
+	return staleTraceSuccessor(c, c.Now, m)
+}
+
+func (c StartTrace) base() []Clause {
 	owner := Clause{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}
 	if c.LeaseID != "" {
 		owner = editGuard(c.LeaseID, c.User.ID, c.Now)

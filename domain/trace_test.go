@@ -59,10 +59,18 @@ func TestStartTrace(t *testing.T) {
 			check: startedBy(alice, 100, at(d)),
 		},
 		{
-			name:  "a stale tracing lease is replaced by the new job",
+			// Issue 12 item 10: the abandoned job is the row's last job,
+			// failed, in the same write that starts the new one.
+			name:  "a stale tracing lease is replaced by the new job, the abandoned one recorded as failed",
 			movie: tracing(t, job2, t0),
 			cmd:   start("", 0, at(d)),
-			check: startedBy(alice, 0, at(d)),
+			check: func(t *testing.T, before, after domain.Movie) {
+				startedBy(alice, 0, at(d))(t, before, after)
+				requireAbandoned(t, after, *before.Lease, at(d), domain.QueuedTooLongSummary)
+				if after.LastJob.Frames != before.Progress.FramesWritten {
+					t.Fatalf("abandoned job frames %d, want %d", after.LastJob.Frames, before.Progress.FramesWritten)
+				}
+			},
 		},
 		{
 			name:   "another browser's live analysis lease blocks the trace: lease_held",
@@ -204,7 +212,20 @@ func fenceCases(t *testing.T, mk func(job domain.Lease, now time.Time) domain.Co
 	running := claimed(t, job1, t0)
 	queued := tracing(t, job1, t0)
 	other := claimed(t, job2, t0)
+	// A new trace that took over the stale lease recorded the old job as
+	// failed (issue 12 item 10), so the old job's own late failure finds
+	// itself done (a success that writes nothing); any other write is
+	// fenced out.
+	takenOver := exec(t, running, domain.StartTrace{JobID: job2, User: bob, Now: at(d), Duration: d})
+	late := mk(*running.Lease, at(d+ms))
+	fencedOut := cmdCase{name: "a new trace's lease fences the old job out after its lease went stale",
+		movie: takenOver, cmd: late, code: domain.CodeLeaseLost, holder: storedHolder}
+	if _, isFail := late.(domain.FailJob); isFail {
+		fencedOut = cmdCase{name: "a new trace took over the stale lease: the old job's failure is recorded already",
+			movie: takenOver, cmd: late, replay: true}
+	}
 	return []cmdCase{
+		fencedOut,
 		{
 			name:   "an unclaimed job cannot write: lease_lost",
 			movie:  queued,
@@ -223,13 +244,6 @@ func fenceCases(t *testing.T, mk func(job domain.Lease, now time.Time) domain.Co
 			name:   "another job's live lease fences the write",
 			movie:  other,
 			cmd:    mk(*running.Lease, at(ms)),
-			code:   domain.CodeLeaseLost,
-			holder: storedHolder,
-		},
-		{
-			name:   "a new trace's lease fences the old job out after its lease went stale",
-			movie:  exec(t, running, domain.StartTrace{JobID: job2, User: bob, Now: at(d), Duration: d}),
-			cmd:    mk(*running.Lease, at(d+ms)),
 			code:   domain.CodeLeaseLost,
 			holder: storedHolder,
 		},

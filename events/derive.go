@@ -105,13 +105,31 @@ func Derive(old, new *domain.Movie) []Event {
 	}
 
 	// abandoned: old's job lease is gone and that job did not finish here.
-	if oldJob != nil && (newJob == nil || newJob.ID != oldJob.ID) && (finished == nil || finished.JobID != oldJob.ID) {
-		out = append(out, Event{
-			Type: TracingAbandoned, MovieID: new.ID, JobID: oldJob.ID,
-			UserID: oldJob.UserID, UserName: oldJob.UserName,
-			At: oldJob.ExpiresAt.UTC(), FromFrame: oldJob.FromFrame, Version: new.Version,
-			Summary: domain.SanitizeSummary(domain.StalledSummary),
-		}.withTrace(old, old, old.Progress.FramesWritten))
+	// A takeover (an acquirer replaced the stale lease with its own) records
+	// the job on the row as failed in the same write (domain.TakeOverStaleTrace):
+	// that is still the job's abandonment, with the summary the row recorded,
+	// and no second event.
+	if oldJob != nil && (newJob == nil || newJob.ID != oldJob.ID) {
+		var rec *domain.JobRecord
+		if j := new.LastJob; j != nil && j.JobID == oldJob.ID && j.Status == domain.StatusFailed {
+			rec = j
+		}
+		tookOver := new.Lease != nil
+		if finished == nil || finished.JobID != oldJob.ID || tookOver {
+			summary, frames := domain.StalledSummary, old.Progress.FramesWritten
+			if rec != nil && tookOver {
+				summary, frames = rec.FailureSummary, rec.Frames
+			}
+			out = append(out, Event{
+				Type: TracingAbandoned, MovieID: new.ID, JobID: oldJob.ID,
+				UserID: oldJob.UserID, UserName: oldJob.UserName,
+				At: oldJob.ExpiresAt.UTC(), FromFrame: oldJob.FromFrame, Version: new.Version,
+				Summary: domain.SanitizeSummary(summary),
+			}.withTrace(old, old, frames))
+			if finished != nil && finished.JobID == oldJob.ID {
+				finished = nil
+			}
+		}
 	}
 
 	if finished != nil {
@@ -140,6 +158,9 @@ func Derive(old, new *domain.Movie) []Event {
 	}
 	return out
 }
+
+// AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
+func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
 
 // Job returns the SQS trace-job body of a started event.
 func (e Event) Job() TraceJob {

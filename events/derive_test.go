@@ -154,23 +154,32 @@ func TestDeriveStaleTakeover(t *testing.T) {
 		t.Fatalf("got %+v", evs)
 	}
 	ab, st := evs[0], evs[1]
+	// Job 1 was never claimed: the takeover recorded it on the row as
+	// failed, queued too long (issue 12 item 10), and the event says so.
+	if j := steps[1].new.LastJob; j == nil || j.JobID != job1 || j.Status != domain.StatusFailed {
+		t.Errorf("the row's last job after the takeover is %+v, want job 1 failed", j)
+	}
 	if ab.Type != TracingAbandoned || ab.JobID != job1 || ab.UserName != alice.Name || !ab.At.Equal(t0.Add(leaseD)) ||
-		ab.Summary != domain.StalledSummary {
+		ab.Summary != domain.QueuedTooLongSummary {
 		t.Errorf("abandoned %+v", ab)
 	}
 	if st.Type != TracingStarted || st.JobID != job2 || st.UserName != bob.Name || !st.At.Equal(t0.Add(20*time.Minute)) {
 		t.Errorf("started %+v", st)
 	}
 
-	// A stale tracing lease replaced by an analysis lease: abandoned only,
-	// and the analysis lease ID appears nowhere.
+	// A stale tracing lease replaced by an analysis lease: the row records
+	// job 1 as failed (status tracing_failed), and the change derives exactly
+	// one event, abandoned, and the analysis lease ID appears nowhere.
 	steps = history(t,
 		started(job1, alice, t0, 0),
 		domain.OpenAnalysis{LeaseID: lease2, User: bob, Now: t0.Add(30 * time.Minute), Duration: leaseD},
 		domain.Heartbeat{LeaseID: lease2, Now: t0.Add(31 * time.Minute), Duration: leaseD},
 	)
+	if m := steps[1].new; m.Status != domain.StatusFailed || m.LastJob == nil || m.LastJob.JobID != job1 {
+		t.Errorf("after the takeover the row is %s with last job %+v, want tracing_failed with job 1", m.Status, m.LastJob)
+	}
 	evs = Derive(&steps[1].old, &steps[1].new)
-	if len(evs) != 1 || evs[0].Type != TracingAbandoned || evs[0].JobID != job1 {
+	if len(evs) != 1 || evs[0].Type != TracingAbandoned || evs[0].JobID != job1 || evs[0].Summary != domain.QueuedTooLongSummary {
 		t.Fatalf("got %+v", evs)
 	}
 	if evs := Derive(&steps[2].old, &steps[2].new); len(evs) != 0 {
@@ -225,7 +234,7 @@ func TestDeriveCancelled(t *testing.T) {
 		!evs[0].At.Equal(t0.Add(time.Minute)) || evs[0].Frames != 7 || evs[0].Summary != "" {
 		t.Fatalf("a cancel derived %+v, want one cancelled event (and no abandoned one)", evs)
 	}
-	if it := NewAuditItem(evs[0]); it.Type != "movie.tracing.cancelled" || it.EventKey != job1+"#movie.tracing.cancelled" {
-		t.Fatalf("audit item %+v", it)
+	if string(evs[0].Type) != "movie.tracing.cancelled" || evs[0].AuditKey() != job1+"#movie.tracing.cancelled" {
+		t.Fatalf("audit key of %+v: %q", evs[0], evs[0].AuditKey())
 	}
 }

@@ -1,9 +1,9 @@
-// Package events owns the project's wire formats: the movie item as the
-// store writes it and the movies table's stream carries it, the conversion
-// of Lambda's stream images into SDK attribute values, the domain events a
-// change of a movie row implies, the SQS trace-job body and the audit item.
+// Package events owns the project's message formats: the domain events a
+// change of a movie row implies (Derive, on domain values), the SQS
+// trace-job body, the audit event's key, the history cursor, the one text
+// form of a time and the redaction of IDs in text bound for logs.
 //
-// Storage attribute names and tags live here, not in package domain, so the
-// domain stays free of storage concerns while the store and the stream
-// processor read and write one schema.
+// How a movie row is stored and how a stream image is read back into a
+// domain.Movie is package schema's; the stream processor decodes a record
+// there (schema.DecodeRecord) and derives the events here.
 package events

@@ -19,10 +19,11 @@ type HistoryPosition struct {
 	KeyDigest  string // 16 hex digits: the first 8 bytes of SHA-256 of the item's eventKey
 }
 
-// Position is the item's place in its movie's history.
-func (it AuditItem) Position() HistoryPosition {
-	sum := sha256.Sum256([]byte(it.EventKey))
-	return HistoryPosition{OccurredAt: it.OccurredAt, KeyDigest: hex.EncodeToString(sum[:8])}
+// NewHistoryPosition is the place in its movie's history of the audit item
+// with that time (TimeLayout) and key (Event.AuditKey).
+func NewHistoryPosition(occurredAt, eventKey string) HistoryPosition {
+	sum := sha256.Sum256([]byte(eventKey))
+	return HistoryPosition{OccurredAt: occurredAt, KeyDigest: hex.EncodeToString(sum[:8])}
 }
 
 // IndexKey is the position as the audit table's HistoryIndex sort key,

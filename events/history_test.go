@@ -8,7 +8,8 @@ import (
 )
 
 func TestCursorRoundTrip(t *testing.T) {
-	p := NewAuditItem(Event{Type: TracingStarted, MovieID: "m", JobID: job1, At: time.Date(2026, 12, 2, 12, 0, 0, 5e6, time.UTC)}).Position()
+	e := Event{Type: TracingStarted, MovieID: "m", JobID: job1, At: time.Date(2026, 12, 2, 12, 0, 0, 5e6, time.UTC)}
+	p := NewHistoryPosition(FormatTime(e.At), e.AuditKey())
 	got, err := ParseCursor(p.Cursor())
 	if err != nil || got != p {
 		t.Fatalf("round trip of %+v: %+v, %v", p, got, err)
@@ -34,7 +35,7 @@ func TestIndexKeyOrder(t *testing.T) {
 	var keys []string
 	for i := range 50 {
 		e := Event{Type: TracingStarted, MovieID: "m", JobID: strings.Repeat(string(rune('a'+i%26)), 32), At: at.Add(time.Duration(i) * 999 * time.Millisecond)}
-		keys = append(keys, NewAuditItem(e).HistoryKey)
+		keys = append(keys, NewHistoryPosition(FormatTime(e.At), e.AuditKey()).IndexKey())
 	}
 	if !slices.IsSorted(keys) {
 		t.Fatalf("index keys are not in time order: %q", keys)

@@ -9,6 +9,7 @@ import (
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // matchPattern evaluates a Lambda event filter pattern against an event, for
@@ -121,7 +122,7 @@ func TestStreamFilterLosesNothing(t *testing.T) {
 			if err := json.Unmarshal(r, &rec); err != nil {
 				t.Fatal(err)
 			}
-			c, err := events.DecodeRecord(rec)
+			c, err := schema.DecodeRecord(rec)
 			if err != nil {
 				t.Fatalf("%s record %d: %v", filepath.Base(f), i, err)
 			}

@@ -5,7 +5,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // StreamFilters are the movies-stream event filters: Lambda invokes the
@@ -31,7 +31,7 @@ import (
 // dropped too (Derive returns nothing for a deleted row).
 func StreamFilters() *[]*map[string]interface{} {
 	status := func(values ...domain.Status) map[string]interface{} {
-		return map[string]interface{}{events.AttrStatus: map[string]interface{}{"S": awslambda.FilterRule_Or(*jsii.Strings(statusStrings(values)...)...)}}
+		return map[string]interface{}{schema.AttrStatus: map[string]interface{}{"S": awslambda.FilterRule_Or(*jsii.Strings(statusStrings(values)...)...)}}
 	}
 	return &[]*map[string]interface{}{
 		awslambda.FilterCriteria_Filter(&map[string]interface{}{

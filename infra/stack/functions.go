@@ -12,8 +12,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // addFunctions creates the api, streamprocessor and worker functions, each
@@ -33,7 +33,7 @@ func (s *Stack) addFunctions() {
 		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem")
 	allow(apiRole, "FramesRead", []*string{s.Frames.TableArn()}, "dynamodb:Query")
 	// The API reads the audit table only through its history index.
-	allow(apiRole, "AuditHistoryRead", []*string{jsii.String(*s.Audit.TableArn() + "/index/" + events.HistoryIndex)}, "dynamodb:Query")
+	allow(apiRole, "AuditHistoryRead", []*string{jsii.String(*s.Audit.TableArn() + "/index/" + schema.HistoryIndex)}, "dynamodb:Query")
 
 	streamRole := s.function(StreamProcessor, "Movies stream: enqueue trace jobs, project audit events",
 		StreamProcessorTimeoutSeconds, 256, map[string]*string{

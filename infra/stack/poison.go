@@ -23,7 +23,7 @@ func (s *Stack) addStreamPoison() {
 	period := awscdk.Duration_Minutes(jsii.Number(float64(s.cfg.Alarms.PeriodMinutes)))
 	a := awscloudwatch.NewAlarm(s.Stack, jsii.String("StreamPoisonDepthAlarm"), &awscloudwatch.AlarmProps{
 		AlarmDescription: jsii.String("The stream processor set aside undecodable movie-row changes (malformed rows): " +
-			"their effects (a trace job, audit items) are missing until an operator re-drives them"),
+			"their effects (a trace job, audit items) are missing until an operator re-drives them (docs/operations.md#StreamPoisonDepthAlarm)"),
 		Metric: s.StreamPoison.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period: period, Statistic: jsii.String("Maximum"),
 		}),

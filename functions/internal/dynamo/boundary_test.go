@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // The boundary table: each bound of every precondition, on both sides, with
@@ -113,8 +113,8 @@ func TestBoundaries(t *testing.T) {
 			if code := domain.ErrorCode(err); code != tc.want || (code == "" && err != nil) {
 				t.Fatalf("store: %v, want %q", err, tc.want)
 			}
-			if err == nil && !reflect.DeepEqual(events.NewMovieItem(got), events.NewMovieItem(want)) {
-				t.Fatalf("store wrote %+v, domain %+v", events.NewMovieItem(got), events.NewMovieItem(want))
+			if err == nil && !reflect.DeepEqual(schema.NewMovieItem(got), schema.NewMovieItem(want)) {
+				t.Fatalf("store wrote %+v, domain %+v", schema.NewMovieItem(got), schema.NewMovieItem(want))
 			}
 		})
 	}

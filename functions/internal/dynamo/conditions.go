@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // The translation of the domain's rule values into DynamoDB expressions.
@@ -17,34 +17,34 @@ import (
 
 // attributes maps every domain field a rule may name to its attribute path.
 var attributes = map[domain.Field]string{
-	domain.FieldID:               events.AttrMovieID,
-	domain.FieldFrameCount:       events.AttrFrameCount,
-	domain.FieldStatus:           events.AttrStatus,
-	domain.FieldMarkers:          events.AttrMarkers,
-	domain.FieldTrimStart:        events.AttrTrimStart,
-	domain.FieldTrimEnd:          events.AttrTrimEnd,
-	domain.FieldCaptureInterval:  events.AttrCaptureInterval,
-	domain.FieldFramesWritten:    events.AttrFramesWritten,
-	domain.FieldTotalFrames:      events.AttrTotalFrames,
-	domain.FieldCleanBefore:      events.AttrCleanBefore,
-	domain.FieldLastJob:          events.AttrLastJob,
-	domain.FieldVersion:          events.AttrVersion,
-	domain.FieldUpdatedAt:        events.AttrUpdatedAt,
-	domain.FieldLease:            events.AttrLease,
-	domain.FieldLeaseKind:        events.AttrLeaseKind,
-	domain.FieldLeaseID:          events.AttrLeaseID,
-	domain.FieldLeaseUserID:      events.AttrLeaseUserID,
-	domain.FieldLeaseHeartbeatAt: events.AttrLeaseHeartbeatAt,
-	domain.FieldLeaseExpiresAt:   events.AttrLeaseExpiresAt,
-	domain.FieldLeaseClaimed:     events.AttrLeaseClaimed,
-	domain.FieldLeaseClaimToken:  events.AttrLeaseClaimToken,
-	domain.FieldLastJobID:        events.AttrLastJobID,
-	domain.FieldLastJobStatus:    events.AttrLastJobStatus,
-	domain.FieldLeaseSegment:     events.AttrLeaseSegment,
-	domain.FieldFrameRate:        events.AttrFrameRate,
-	domain.FieldVideo:            events.AttrVideo,
-	domain.FieldIngestFailure:    events.AttrIngestFailure,
-	domain.FieldUploadExpiresAt:  events.AttrUploadExpiresAt,
+	domain.FieldID:               schema.AttrMovieID,
+	domain.FieldFrameCount:       schema.AttrFrameCount,
+	domain.FieldStatus:           schema.AttrStatus,
+	domain.FieldMarkers:          schema.AttrMarkers,
+	domain.FieldTrimStart:        schema.AttrTrimStart,
+	domain.FieldTrimEnd:          schema.AttrTrimEnd,
+	domain.FieldCaptureInterval:  schema.AttrCaptureInterval,
+	domain.FieldFramesWritten:    schema.AttrFramesWritten,
+	domain.FieldTotalFrames:      schema.AttrTotalFrames,
+	domain.FieldCleanBefore:      schema.AttrCleanBefore,
+	domain.FieldLastJob:          schema.AttrLastJob,
+	domain.FieldVersion:          schema.AttrVersion,
+	domain.FieldUpdatedAt:        schema.AttrUpdatedAt,
+	domain.FieldLease:            schema.AttrLease,
+	domain.FieldLeaseKind:        schema.AttrLeaseKind,
+	domain.FieldLeaseID:          schema.AttrLeaseID,
+	domain.FieldLeaseUserID:      schema.AttrLeaseUserID,
+	domain.FieldLeaseHeartbeatAt: schema.AttrLeaseHeartbeatAt,
+	domain.FieldLeaseExpiresAt:   schema.AttrLeaseExpiresAt,
+	domain.FieldLeaseClaimed:     schema.AttrLeaseClaimed,
+	domain.FieldLeaseClaimToken:  schema.AttrLeaseClaimToken,
+	domain.FieldLastJobID:        schema.AttrLastJobID,
+	domain.FieldLastJobStatus:    schema.AttrLastJobStatus,
+	domain.FieldLeaseSegment:     schema.AttrLeaseSegment,
+	domain.FieldFrameRate:        schema.AttrFrameRate,
+	domain.FieldVideo:            schema.AttrVideo,
+	domain.FieldIngestFailure:    schema.AttrIngestFailure,
+	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -64,19 +64,19 @@ func name(f domain.Field) (expression.NameBuilder, error) {
 func stored(v any) any {
 	switch v := v.(type) {
 	case time.Time:
-		return events.Millis(v)
+		return schema.Millis(v)
 	case domain.Status:
 		return string(v)
 	case domain.LeaseKind:
 		return string(v)
 	case domain.Lease:
-		return events.NewLeaseItem(v)
+		return schema.NewLeaseItem(v)
 	case domain.JobRecord:
-		return events.NewJobItem(v)
+		return schema.NewJobItem(v)
 	case []domain.Marker:
-		return events.NewMarkerItems(v)
+		return schema.NewMarkerItems(v)
 	case domain.Video:
-		return events.NewVideoItem(v)
+		return schema.NewVideoItem(v)
 	}
 	return v
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // itemDeleter is the DeleteItem of the DynamoDB client (not part of
@@ -55,5 +55,5 @@ func (s *MovieStore) Delete(ctx context.Context, movieID string, g domain.Guard)
 	if err != nil {
 		return domain.Movie{}, fmt.Errorf("delete movie %s: %w", movieID, err)
 	}
-	return events.UnmarshalMovie(out.Attributes)
+	return schema.UnmarshalMovie(out.Attributes)
 }

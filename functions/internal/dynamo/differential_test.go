@@ -15,9 +15,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/proof"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // The differential test: for random stored movies and random commands, the
@@ -213,8 +213,8 @@ func differential(t *rapid.T, s *dynamo.MovieStore, id string, stored *domain.Mo
 		}
 		return verdictRefused
 	}
-	if !reflect.DeepEqual(events.NewMovieItem(got), events.NewMovieItem(want)) {
-		t.Fatalf("%T wrote\n %+v\nthe domain says\n %+v", cmd, events.NewMovieItem(got), events.NewMovieItem(want))
+	if !reflect.DeepEqual(schema.NewMovieItem(got), schema.NewMovieItem(want)) {
+		t.Fatalf("%T wrote\n %+v\nthe domain says\n %+v", cmd, schema.NewMovieItem(got), schema.NewMovieItem(want))
 	}
 	requireStored(t, s, want)
 	if stored != nil && want.Version == stored.Version {
@@ -232,7 +232,7 @@ func leaseOf(m *domain.Movie) *domain.Lease {
 
 // putRaw stores a movie exactly as given, whatever its state.
 func putRaw(t interface{ Fatal(...any) }, client *dynamodb.Client, table string, m domain.Movie) {
-	item, err := events.MarshalMovie(m)
+	item, err := schema.MarshalMovie(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func requireStored(t interface{ Fatalf(string, ...any) }, s *dynamo.MovieStore, 
 	if err != nil {
 		t.Fatalf("get %s: %v", want.ID, err)
 	}
-	if !reflect.DeepEqual(events.NewMovieItem(got), events.NewMovieItem(want)) {
-		t.Fatalf("stored\n %+v\nwant\n %+v", events.NewMovieItem(got), events.NewMovieItem(want))
+	if !reflect.DeepEqual(schema.NewMovieItem(got), schema.NewMovieItem(want)) {
+		t.Fatalf("stored\n %+v\nwant\n %+v", schema.NewMovieItem(got), schema.NewMovieItem(want))
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv/faults"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Lost responses (issue 12 item 1). Every write kind goes through a
@@ -76,11 +76,11 @@ func (f faulty) commitLosing(t *testing.T, id string, kind faults.Kind, cmd doma
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(events.NewMovieItem(stored), events.NewMovieItem(want)) {
-		t.Fatalf("%T: stored\n %+v\nwant exactly one effect\n %+v", cmd, events.NewMovieItem(stored), events.NewMovieItem(want))
+	if !reflect.DeepEqual(schema.NewMovieItem(stored), schema.NewMovieItem(want)) {
+		t.Fatalf("%T: stored\n %+v\nwant exactly one effect\n %+v", cmd, schema.NewMovieItem(stored), schema.NewMovieItem(want))
 	}
-	if !reflect.DeepEqual(events.NewMovieItem(got), events.NewMovieItem(want)) {
-		t.Fatalf("%T: answered\n %+v\nwant\n %+v", cmd, events.NewMovieItem(got), events.NewMovieItem(want))
+	if !reflect.DeepEqual(schema.NewMovieItem(got), schema.NewMovieItem(want)) {
+		t.Fatalf("%T: answered\n %+v\nwant\n %+v", cmd, schema.NewMovieItem(got), schema.NewMovieItem(want))
 	}
 	return got
 }

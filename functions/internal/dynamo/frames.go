@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // FrameAPI is the part of the DynamoDB client the frame store uses.
@@ -45,7 +45,7 @@ func (s *FrameStore) query(movieID string, from int) *dynamodb.QueryInput {
 	return &dynamodb.QueryInput{
 		TableName:                &s.table,
 		KeyConditionExpression:   aws.String("#m = :m AND #f >= :from"),
-		ExpressionAttributeNames: map[string]string{"#m": events.AttrMovieID, "#f": events.AttrFrameIndex},
+		ExpressionAttributeNames: map[string]string{"#m": schema.AttrMovieID, "#f": schema.AttrFrameIndex},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":m":    &types.AttributeValueMemberS{Value: movieID},
 			":from": &types.AttributeValueMemberN{Value: strconv.Itoa(from)},
@@ -82,7 +82,7 @@ func (s *FrameStore) Keys(ctx context.Context, movieID string, from int) ([]int,
 			return nil, fmt.Errorf("query frame keys of %s: %w", movieID, err)
 		}
 		for _, item := range page.Items {
-			n, err := events.FrameIndexOf(item)
+			n, err := schema.FrameIndexOf(item)
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +116,7 @@ func (s *FrameStore) Page(ctx context.Context, movieID string, from, limit int) 
 	}
 	frames := make([]domain.Frame, 0, min(len(out.Items), limit))
 	for _, item := range out.Items {
-		it, err := events.UnmarshalFrame(item)
+		it, err := schema.UnmarshalFrame(item)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -133,7 +133,7 @@ func (s *FrameStore) Page(ctx context.Context, movieID string, from, limit int) 
 	case len(out.LastEvaluatedKey) > 0:
 		// No item fitted in 1 MB: impossible with 400 KB items, but resume
 		// from the key DynamoDB returned rather than loop.
-		n, err := events.FrameIndexOf(out.LastEvaluatedKey)
+		n, err := schema.FrameIndexOf(out.LastEvaluatedKey)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -176,7 +176,7 @@ func (s *FrameStore) WriteFenced(ctx context.Context, movieID string, fence type
 			return fmt.Errorf("dynamo: WriteFenced got frame %d twice", f.Index)
 		}
 		seen[f.Index] = true
-		item, err := events.MarshalFrame(movieID, f)
+		item, err := schema.MarshalFrame(movieID, f)
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func (s *FrameStore) WriteFenced(ctx context.Context, movieID string, fence type
 			return fmt.Errorf("dynamo: WriteFenced got frame %d twice", i)
 		}
 		seen[i] = true
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: events.FrameKey(movieID, i)}})
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: schema.FrameKey(movieID, i)}})
 	}
 	_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err != nil {

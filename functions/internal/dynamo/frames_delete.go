@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // batchWriter is the BatchWriteItem of the DynamoDB client.
@@ -31,7 +31,7 @@ func (s *FrameStore) DeleteAll(ctx context.Context, movieID string) (int, error)
 		end := min(start+25, len(keys))
 		reqs := make([]types.WriteRequest, 0, end-start)
 		for _, f := range keys[start:end] {
-			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: events.FrameKey(movieID, f)}})
+			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: schema.FrameKey(movieID, f)}})
 		}
 		pending := map[string][]types.WriteRequest{s.table: reqs}
 		for len(pending) > 0 {

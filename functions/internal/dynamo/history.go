@@ -10,6 +10,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // AuditAPI is the part of the DynamoDB client the audit reader uses.
@@ -42,7 +43,7 @@ func NewAuditReader(client AuditAPI, table string) *AuditReader {
 // key of the page's last item (what LastEvaluatedKey would hold for a Query
 // of limit items, less the base table's key, whose eventKey names the job);
 // the next page starts with historyKey < it.
-func (r *AuditReader) History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]events.AuditItem, *events.HistoryPosition, error) {
+func (r *AuditReader) History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]schema.AuditItem, *events.HistoryPosition, error) {
 	if !domain.ValidMovieID(movieID) {
 		return nil, nil, domain.Invalid("movieId", "malformed movie ID")
 	}
@@ -51,18 +52,18 @@ func (r *AuditReader) History(ctx context.Context, movieID string, after *events
 	}
 	cond := "#m = :m"
 	values := map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: movieID}}
-	names := map[string]string{"#m": events.AttrMovieID}
+	names := map[string]string{"#m": schema.AttrMovieID}
 	if after != nil {
 		if _, err := events.ParseIndexKey(after.IndexKey()); err != nil {
 			return nil, nil, domain.Invalid("cursor", "malformed history position")
 		}
 		cond += " AND #h < :h"
-		names["#h"] = events.AttrHistoryKey
+		names["#h"] = schema.AttrHistoryKey
 		values[":h"] = &types.AttributeValueMemberS{Value: after.IndexKey()}
 	}
 	out, err := r.client.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 &r.table,
-		IndexName:                 aws.String(events.HistoryIndex),
+		IndexName:                 aws.String(schema.HistoryIndex),
 		KeyConditionExpression:    &cond,
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
@@ -72,9 +73,9 @@ func (r *AuditReader) History(ctx context.Context, movieID string, after *events
 	if err != nil {
 		return nil, nil, fmt.Errorf("query audit history: %w", err)
 	}
-	items := make([]events.AuditItem, 0, min(len(out.Items), limit))
+	items := make([]schema.AuditItem, 0, min(len(out.Items), limit))
 	for _, raw := range out.Items[:min(len(out.Items), limit)] {
-		it, err := events.UnmarshalAuditItem(raw)
+		it, err := schema.UnmarshalAuditItem(raw)
 		if err != nil {
 			return nil, nil, err
 		}

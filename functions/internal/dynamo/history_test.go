@@ -12,6 +12,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestHistoryPagesNewestFirst writes 7 audit items of one movie (two at the
@@ -23,7 +24,7 @@ func TestHistoryPagesNewestFirst(t *testing.T) {
 	tables := testenv.NewTables(t, client)
 	ctx := context.Background()
 	put := func(movie string, i int, at time.Time, typ events.EventType) {
-		item, err := events.MarshalAuditItem(events.Event{Type: typ, MovieID: movie, JobID: fmt.Sprintf("%032x", i),
+		item, err := schema.MarshalAuditItem(events.Event{Type: typ, MovieID: movie, JobID: fmt.Sprintf("%032x", i),
 			UserID: "u", UserName: "Alice", At: at, Version: int64(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +41,7 @@ func TestHistoryPagesNewestFirst(t *testing.T) {
 	put("movie-other", 8, t0.Add(2*time.Hour), events.TracingStarted)
 
 	r := dynamo.NewAuditReader(client, tables.Audit)
-	var got []events.AuditItem
+	var got []schema.AuditItem
 	var after *events.HistoryPosition
 	for page := 0; ; page++ {
 		items, next, err := r.History(ctx, "movie-h", after, 3)
@@ -118,7 +119,7 @@ func TestHistoryPageIsOneBoundedQuery(t *testing.T) {
 	}
 	for i := range n {
 		// Three items a second: many share an instant with another.
-		item, err := events.MarshalAuditItem(events.Event{Type: events.TracingStarted, MovieID: "movie-b", JobID: fmt.Sprintf("%032x", i),
+		item, err := schema.MarshalAuditItem(events.Event{Type: events.TracingStarted, MovieID: "movie-b", JobID: fmt.Sprintf("%032x", i),
 			UserID: "u", UserName: "Alice", At: t0.Add(time.Duration(i/3) * time.Second), Version: int64(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +134,7 @@ func TestHistoryPageIsOneBoundedQuery(t *testing.T) {
 	rec := &queryRecorder{AuditAPI: client}
 	r := dynamo.NewAuditReader(rec, tables.Audit)
 	const limit = 20
-	var got []events.AuditItem
+	var got []schema.AuditItem
 	var after *events.HistoryPosition
 	pages := 0
 	for {
@@ -147,7 +148,7 @@ func TestHistoryPageIsOneBoundedQuery(t *testing.T) {
 			t.Fatalf("page %d: %d Query requests, want 1", pages, len(rec.inputs)-before)
 		}
 		in := rec.inputs[len(rec.inputs)-1]
-		if in.IndexName == nil || *in.IndexName != events.HistoryIndex || in.ScanIndexForward == nil || *in.ScanIndexForward ||
+		if in.IndexName == nil || *in.IndexName != schema.HistoryIndex || in.ScanIndexForward == nil || *in.ScanIndexForward ||
 			in.Limit == nil || *in.Limit != limit+1 {
 			t.Fatalf("page %d: Query index %v forward %v limit %v, want the history index, descending, limit %d",
 				pages, in.IndexName, in.ScanIndexForward, in.Limit, limit+1)

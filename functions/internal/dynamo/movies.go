@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // MovieAPI is the part of the DynamoDB client the movie store uses.
@@ -57,7 +57,7 @@ func NewMovieStore(client MovieAPI, table string, opts ...Option) *MovieStore {
 var ErrDisagreement = errors.New("dynamo: condition expression disagrees with the domain")
 
 func (s *MovieStore) key(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{events.AttrMovieID: &types.AttributeValueMemberS{Value: id}}
+	return map[string]types.AttributeValue{schema.AttrMovieID: &types.AttributeValueMemberS{Value: id}}
 }
 
 // Get reads a movie with a strongly consistent read.
@@ -74,7 +74,7 @@ func (s *MovieStore) Get(ctx context.Context, id string) (domain.Movie, error) {
 	if len(out.Item) == 0 {
 		return domain.Movie{}, &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
 	}
-	return events.UnmarshalMovie(out.Item)
+	return schema.UnmarshalMovie(out.Item)
 }
 
 // List returns every movie. The catalogue is small (one row per movie) so a
@@ -82,7 +82,7 @@ func (s *MovieStore) Get(ctx context.Context, id string) (domain.Movie, error) {
 // sparse GSI instead. A row that cannot be read as a movie is left out of
 // movies and returned in malformed instead, so that one bad row does not
 // hide the others; err is for the scan itself.
-func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed []*events.MalformedMovieError, err error) {
+func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed []*schema.MalformedMovieError, err error) {
 	p := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{TableName: &s.table})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -90,8 +90,8 @@ func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed
 			return nil, nil, fmt.Errorf("list movies: %w", err)
 		}
 		for _, item := range page.Items {
-			m, err := events.UnmarshalMovie(item)
-			var bad *events.MalformedMovieError
+			m, err := schema.UnmarshalMovie(item)
+			var bad *schema.MalformedMovieError
 			switch {
 			case errors.As(err, &bad):
 				malformed = append(malformed, bad)
@@ -107,11 +107,11 @@ func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed
 
 // Create stores a new movie; it refuses to overwrite an existing one.
 func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
-	item, err := events.MarshalMovie(m)
+	item, err := schema.MarshalMovie(m)
 	if err != nil {
 		return err
 	}
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(events.AttrMovieID))).Build()
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(schema.AttrMovieID))).Build()
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,9 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 // read; and when that item shows the command already took effect
 // (domain.Replayed: the SDK retried a write whose first attempt committed but
 // whose answer was lost, or an edit asked for what is already stored) it is
-// the success it would have been, answered with that item. A write that
+// the success it would have been, answered with that item. When that item
+// names a successor (domain.Next: an opener over a stale tracing lease), the
+// successor is committed instead. A write that
 // collided with a transaction (TransactionConflictException) wrote nothing
 // and is retried (WithConflictRetry).
 func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
@@ -147,17 +149,58 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 	if !domain.ValidMovieID(movieID) {
 		return domain.Movie{}, domain.Invalid("movieId", "malformed movie ID")
 	}
+	// A refusal whose row names a successor (domain.Next: an opener over a
+	// stale tracing lease takes it over) commits the successor instead, a
+	// second request; if that one is refused in turn (the row changed in
+	// between), the original command is decided again on the newer row.
+	// Each round needs a change by someone else, so a few are plenty.
+	const rounds = 3
+	try, successor := cmd, false
+	for round := 1; ; round++ {
+		m, old, err := s.commitOnce(ctx, movieID, try)
+		if err != nil || old == nil {
+			return m, err
+		}
+		if m, ok := replayed(old, try); ok {
+			return m, nil
+		}
+		if len(old) > 0 && round < rounds {
+			row, err := schema.UnmarshalMovie(old)
+			if err != nil {
+				return domain.Movie{}, err
+			}
+			if next, ok := domain.Next(cmd, &row); ok {
+				try, successor = next, true
+				continue
+			}
+			if successor && domain.Decide(cmd, &row) == nil {
+				try, successor = cmd, false
+				continue
+			}
+		}
+		err = refusal(old, cmd)
+		if successor && errors.Is(err, ErrDisagreement) {
+			err = refusal(old, try) // out of rounds, on a row cmd itself would take
+		}
+		return domain.Movie{}, err
+	}
+}
+
+// commitOnce makes one conditional UpdateItem of cmd. On a refusal it
+// returns the item DynamoDB evaluated (old; an empty, non-nil map when there
+// was none) and no error.
+func (s *MovieStore) commitOnce(ctx context.Context, movieID string, cmd domain.Command) (m domain.Movie, old map[string]types.AttributeValue, err error) {
 	cond, err := condition(domain.Condition(cmd))
 	if err != nil {
-		return domain.Movie{}, err
+		return domain.Movie{}, nil, err
 	}
 	upd, err := update(cmd.Update())
 	if err != nil {
-		return domain.Movie{}, err
+		return domain.Movie{}, nil, err
 	}
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
-		return domain.Movie{}, fmt.Errorf("build expression for %T: %w", cmd, err)
+		return domain.Movie{}, nil, fmt.Errorf("build expression for %T: %w", cmd, err)
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: s.key(movieID),
@@ -174,15 +217,16 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		if m, ok := replayed(ccf.Item, cmd); ok {
-			return m, nil
+		if ccf.Item == nil {
+			return domain.Movie{}, map[string]types.AttributeValue{}, nil
 		}
-		return domain.Movie{}, refusal(ccf.Item, cmd)
+		return domain.Movie{}, ccf.Item, nil
 	}
 	if err != nil {
-		return domain.Movie{}, fmt.Errorf("%T on movie %s: %w", cmd, movieID, err)
+		return domain.Movie{}, nil, fmt.Errorf("%T on movie %s: %w", cmd, movieID, err)
 	}
-	return events.UnmarshalMovie(out.Attributes)
+	m, err = schema.UnmarshalMovie(out.Attributes)
+	return m, nil, err
 }
 
 // Release applies domain.Release and treats "nothing to release" as
@@ -206,7 +250,7 @@ func replayed(old map[string]types.AttributeValue, cmd domain.Command) (domain.M
 	if len(old) == 0 {
 		return domain.Movie{}, false
 	}
-	m, err := events.UnmarshalMovie(old)
+	m, err := schema.UnmarshalMovie(old)
 	if err != nil || domain.Decide(cmd, &m) == nil || !domain.Replayed(cmd, &m) {
 		return domain.Movie{}, false
 	}
@@ -219,7 +263,7 @@ func refusal(old map[string]types.AttributeValue, cmd domain.Guard) error {
 	if len(old) == 0 {
 		return &domain.Error{Code: domain.CodeNotFound, Message: "movie not found"}
 	}
-	m, err := events.UnmarshalMovie(old)
+	m, err := schema.UnmarshalMovie(old)
 	if err != nil {
 		return err
 	}

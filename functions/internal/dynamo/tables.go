@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Tables names the three tables of an environment.
@@ -20,9 +20,9 @@ type Tables struct {
 	Audit  string
 }
 
-// Key attribute names are the item schema's (events.AttrMovieID,
-// events.AttrFrameIndex, events.AttrEventKey, and events.AttrHistoryKey of
-// the audit table's events.HistoryIndex), which the CDK stack uses too.
+// Key attribute names are the item schema's (schema.AttrMovieID,
+// schema.AttrFrameIndex, schema.AttrEventKey, and schema.AttrHistoryKey of
+// the audit table's schema.HistoryIndex), which the CDK stack uses too.
 
 // Schemas returns the CreateTable inputs for the tables, the same keys and
 // stream settings the CDK stack declares. They are used by the local stack
@@ -40,8 +40,8 @@ func (t Tables) Schemas() []*dynamodb.CreateTableInput {
 	return []*dynamodb.CreateTableInput{
 		{
 			TableName:            aws.String(t.Movies),
-			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID)},
-			KeySchema:            []types.KeySchemaElement{hash(events.AttrMovieID)},
+			AttributeDefinitions: []types.AttributeDefinition{s(schema.AttrMovieID)},
+			KeySchema:            []types.KeySchemaElement{hash(schema.AttrMovieID)},
 			BillingMode:          types.BillingModePayPerRequest,
 			StreamSpecification: &types.StreamSpecification{
 				StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages,
@@ -49,19 +49,19 @@ func (t Tables) Schemas() []*dynamodb.CreateTableInput {
 		},
 		{
 			TableName: aws.String(t.Frames),
-			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID),
-				{AttributeName: aws.String(events.AttrFrameIndex), AttributeType: types.ScalarAttributeTypeN}},
-			KeySchema:   []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrFrameIndex)},
+			AttributeDefinitions: []types.AttributeDefinition{s(schema.AttrMovieID),
+				{AttributeName: aws.String(schema.AttrFrameIndex), AttributeType: types.ScalarAttributeTypeN}},
+			KeySchema:   []types.KeySchemaElement{hash(schema.AttrMovieID), rng(schema.AttrFrameIndex)},
 			BillingMode: types.BillingModePayPerRequest,
 		},
 		{
 			TableName:            aws.String(t.Audit),
-			AttributeDefinitions: []types.AttributeDefinition{s(events.AttrMovieID), s(events.AttrEventKey), s(events.AttrHistoryKey)},
-			KeySchema:            []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrEventKey)},
+			AttributeDefinitions: []types.AttributeDefinition{s(schema.AttrMovieID), s(schema.AttrEventKey), s(schema.AttrHistoryKey)},
+			KeySchema:            []types.KeySchemaElement{hash(schema.AttrMovieID), rng(schema.AttrEventKey)},
 			BillingMode:          types.BillingModePayPerRequest,
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-				IndexName:  aws.String(events.HistoryIndex),
-				KeySchema:  []types.KeySchemaElement{hash(events.AttrMovieID), rng(events.AttrHistoryKey)},
+				IndexName:  aws.String(schema.HistoryIndex),
+				KeySchema:  []types.KeySchemaElement{hash(schema.AttrMovieID), rng(schema.AttrHistoryKey)},
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 			}},
 		},

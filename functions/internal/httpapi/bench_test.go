@@ -16,9 +16,9 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/movietrace/tracinglocks/domain"
-	tlevents "github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // BenchmarkRoutes measures one request through the handler against
@@ -94,7 +94,7 @@ func (s *memStore) Get(_ context.Context, id string) (domain.Movie, error) {
 	return m, nil
 }
 
-func (s *memStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
+func (s *memStore) List(context.Context) ([]domain.Movie, []*schema.MalformedMovieError, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Collect(maps.Values(s.m)), nil, nil

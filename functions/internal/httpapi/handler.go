@@ -15,6 +15,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // MovieStore is what the API needs of the movie store
@@ -23,7 +24,7 @@ type MovieStore interface {
 	Get(ctx context.Context, id string) (domain.Movie, error)
 	// List returns the movies, and apart the rows that cannot be read as
 	// movies (listed without them, each logged).
-	List(ctx context.Context) ([]domain.Movie, []*events.MalformedMovieError, error)
+	List(ctx context.Context) ([]domain.Movie, []*schema.MalformedMovieError, error)
 	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
 	// Release treats "nothing to release" as success.
 	Release(ctx context.Context, movieID string, cmd domain.Release) (bool, error)

@@ -11,12 +11,13 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // HistoryReader reads a movie's audit items newest first, a page at a time
 // (dynamo.AuditReader implements it).
 type HistoryReader interface {
-	History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]events.AuditItem, *events.HistoryPosition, error)
+	History(ctx context.Context, movieID string, after *events.HistoryPosition, limit int) ([]schema.AuditItem, *events.HistoryPosition, error)
 }
 
 // Limits of GET /movies/{id}/history.
@@ -133,7 +134,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c call) error 
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func historyEvent(it events.AuditItem, caller domain.User) (HistoryEvent, bool) {
+func historyEvent(it schema.AuditItem, caller domain.User) (HistoryEvent, bool) {
 	typ, ok := historyTypes[events.EventType(it.Type)]
 	if !ok {
 		return HistoryEvent{}, false

@@ -11,6 +11,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestHistory: a movie's audit items come back newest first, in pages
@@ -26,7 +27,7 @@ func TestHistory(t *testing.T) {
 			job1, job2 := "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 			put := func(e events.Event) {
 				e.MovieID = id
-				item, err := events.MarshalAuditItem(e)
+				item, err := schema.MarshalAuditItem(e)
 				if err != nil {
 					t.Fatal(err)
 				}

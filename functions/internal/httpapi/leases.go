@@ -24,14 +24,15 @@ func (h *Handler) openAnalysis(w http.ResponseWriter, r *http.Request, c call) e
 	})
 }
 
-// PUT /movies/{id}/analysis-lease: heartbeat.
+// PUT /movies/{id}/analysis-lease: heartbeat, bound (like the edits) to the
+// lease's user.
 func (h *Handler) heartbeat(w http.ResponseWriter, r *http.Request, c call) error {
 	leaseID, err := leaseHeader(r)
 	if err != nil {
 		return err
 	}
 	m, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.Heartbeat{
-		LeaseID: leaseID, Now: c.now, Duration: h.cfg.LeaseDuration,
+		LeaseID: leaseID, UserID: c.user.ID, Now: c.now, Duration: h.cfg.LeaseDuration,
 	})
 	if err != nil {
 		return err

@@ -7,8 +7,8 @@ import (
 	"net/http"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Codes the HTTP edge adds to the domain's vocabulary. They are part of the
@@ -105,7 +105,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if !refusal {
 		st.internal = err
 	}
-	var bad *events.MalformedMovieError
+	var bad *schema.MalformedMovieError
 	if errors.As(err, &bad) {
 		// Not a refusal (it is logged), but not a mystery either: this one
 		// movie's row needs repair, the others are fine.

@@ -489,13 +489,47 @@ var scenarios = []scenario{
 		if s := findMovie(t, list, stalled); s.Status != domain.StatusFailed {
 			t.Fatalf("stalled listed as %s", s.Status)
 		}
-		// And the next opener gets the movie. The row still says tracing,
-		// and no longer holds the dead job: no made-up last job is shown.
+		// And the next opener gets the movie; the takeover recorded the dead
+		// job on the row (issue 12 item 10): it stays the last job, failed.
 		al.open(stalled).want(201)
 		d = al.get(stalled).want(200).detail()
-		if d.Status != domain.StatusFailed || d.LastJob != nil || d.Lock == nil || d.Lock.Kind != domain.LeaseAnalysis {
+		if d.Status != domain.StatusFailed || d.LastJob == nil || d.LastJob.Status != domain.StatusFailed ||
+			d.LastJob.FailureSummary != domain.QueuedTooLongSummary || d.Lock == nil || d.Lock.Kind != domain.LeaseAnalysis {
 			t.Fatalf("stalled, then opened: %+v %+v", d, d.LastJob)
 		}
+	}},
+
+	// Issue 12 item 8: the lease ID is a capability, but edits, heartbeats
+	// and a trace start are also bound to the lease's user. Bob presenting
+	// Alice's valid, live lease ID is refused everywhere and changes
+	// nothing; only the page's release (the beacon, which carries nothing
+	// but the capability) works on the bare ID.
+	{"another user's valid lease ID edits nothing and starts no trace; the beacon release works on it", func(t *testing.T, a *api) {
+		id := a.createMovie()
+		al := a.alice()
+		al.open(id).want(201)
+		thief := a.bob()
+		thief.lease = al.lease // a valid, live capability, but not Bob's
+		before := a.row(id)
+
+		thief.editMarkers(id, []httpapi.MarkerView{{ID: "m9", Label: "stolen", X: 0.1, Y: 0.1}}).problem(409, domain.CodeLeaseHeld)
+		thief.editTrim(id, 10, 20).problem(409, domain.CodeLeaseHeld)
+		thief.editInterval(id, 7).problem(409, domain.CodeLeaseHeld)
+		thief.trace(id, 0).problem(409, domain.CodeLeaseHeld)
+		thief.heartbeat(id).problem(409, domain.CodeLeaseLost) // for Bob, there is no lease of his to renew
+		if after := a.row(id); after.Version != before.Version || !reflect.DeepEqual(after.Settings, before.Settings) ||
+			after.Status != before.Status || after.Lease == nil || *after.Lease != *before.Lease {
+			t.Fatalf("another user's requests changed the row:\n before %+v\n after  %+v", before, after)
+		}
+		// Alice's own requests still work with it.
+		al.editInterval(id, 2).want(200)
+		al.heartbeat(id).want(200)
+
+		thief.beacon(id).want(204)
+		if m := a.row(id); m.Lease != nil {
+			t.Fatalf("the beacon release with the bare capability left the lease %+v", *m.Lease)
+		}
+		al.editInterval(id, 3).problem(409, domain.CodeLeaseLost)
 	}},
 
 	{"unknown movies, routes and methods are problems", func(t *testing.T, a *api) {

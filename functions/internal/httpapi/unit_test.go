@@ -20,6 +20,7 @@ import (
 	tlevents "github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Stores that need no database, for the tests of the edge itself.
@@ -27,7 +28,7 @@ import (
 type nopStore struct{ err error }
 
 func (s nopStore) Get(context.Context, string) (domain.Movie, error) { return domain.Movie{}, s.err }
-func (s nopStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
+func (s nopStore) List(context.Context) ([]domain.Movie, []*schema.MalformedMovieError, error) {
 	return nil, nil, s.err
 }
 func (s nopStore) Commit(context.Context, string, domain.Command) (domain.Movie, error) {
@@ -43,7 +44,7 @@ func (nopFrames) Page(context.Context, string, int, int) ([]domain.Frame, *int, 
 
 type nopHistory struct{}
 
-func (nopHistory) History(context.Context, string, *tlevents.HistoryPosition, int) ([]tlevents.AuditItem, *tlevents.HistoryPosition, error) {
+func (nopHistory) History(context.Context, string, *tlevents.HistoryPosition, int) ([]schema.AuditItem, *tlevents.HistoryPosition, error) {
 	return nil, nil, nil
 }
 
@@ -204,7 +205,7 @@ func TestPanicsAreGeneric500s(t *testing.T) {
 
 type panicStore struct{ nopStore }
 
-func (panicStore) List(context.Context) ([]domain.Movie, []*tlevents.MalformedMovieError, error) {
+func (panicStore) List(context.Context) ([]domain.Movie, []*schema.MalformedMovieError, error) {
 	panic("boom")
 }
 

@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -93,8 +94,19 @@ func TestCreateUploadViewDelete(t *testing.T) {
 
 			r = alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound)
 			loc := r.header.Get("Location")
-			if !strings.Contains(r.header.Get("Cache-Control"), "max-age=600") || !strings.Contains(loc, "X-Amz-Signature=") {
+			if !strings.Contains(r.header.Get("Cache-Control"), "max-age=540") || !strings.Contains(loc, "X-Amz-Signature=") {
 				t.Fatalf("redirect: %v", r.header)
+			}
+			// The image never changes: the same URL again (the browser's copy
+			// is reused) unless the signing window turned in between, served
+			// as immutable.
+			u, err := url.Parse(loc)
+			if err != nil || u.Query().Get("response-cache-control") != s3store.FrameCacheControl {
+				t.Errorf("frame image URL %s does not ask for %q", loc, s3store.FrameCacheControl)
+			}
+			again := alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound).header.Get("Location")
+			if u2, err := url.Parse(again); again != loc && (err != nil || u2.Query().Get("X-Amz-Date") == u.Query().Get("X-Amz-Date")) {
+				t.Errorf("a second redirect to another URL in the same window:\n%s\n%s", loc, again)
 			}
 			got, err := http.Get(loc)
 			if err != nil {

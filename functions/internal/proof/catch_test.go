@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/proof"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // The checks are only worth something if they fail on a broken protocol.
@@ -219,7 +219,7 @@ func (s racyStore) Commit(ctx context.Context, id string, cmd domain.Command) (d
 		return domain.Movie{}, err
 	}
 	time.Sleep(time.Millisecond) // a Lambda's time between the read and the write
-	item, err := events.MarshalMovie(next)
+	item, err := schema.MarshalMovie(next)
 	if err != nil {
 		return domain.Movie{}, err
 	}

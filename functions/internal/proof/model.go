@@ -11,7 +11,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Kind says what an operation of a history did.
@@ -151,10 +151,10 @@ func step(state domain.Movie, in Call, out Outcome) []any {
 	}
 }
 
-// SameMovie compares two movies in their stored form (events.MovieItem):
+// SameMovie compares two movies in their stored form (schema.MovieItem):
 // times at millisecond precision, markers as lists, no pointer identity.
 func SameMovie(a, b domain.Movie) bool {
-	return reflect.DeepEqual(events.NewMovieItem(a), events.NewMovieItem(b))
+	return reflect.DeepEqual(schema.NewMovieItem(a), schema.NewMovieItem(b))
 }
 
 // SameRefusal reports whether err is the refusal got: same code, field,

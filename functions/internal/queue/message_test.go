@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -36,7 +36,7 @@ func TestLambdaMessageIsLambdaShaped(t *testing.T) {
 	  "md5OfMessageAttributes":"00484c68...59e48f06",
 	  "md5OfBody":"e4e68fb7bd0e697a0ae8f1bb342846b3","eventSource":"aws:sqs",
 	  "eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:jobs","awsRegion":"us-east-1"}]}`
-	var want lambdaevents.SQSEvent
+	var want events.SQSEvent
 	if err := json.Unmarshal([]byte(lambdaJSON), &want); err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,8 @@ func TestLambdaMessageIsLambdaShaped(t *testing.T) {
 		t.Fatalf("got  %+v\nwant %+v", got, want.Records[0])
 	}
 	// And it survives Lambda's JSON round trip unchanged.
-	b, _ := json.Marshal(lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{got}})
-	var back lambdaevents.SQSEvent
+	b, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{got}})
+	var back events.SQSEvent
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Records[0], got) {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}

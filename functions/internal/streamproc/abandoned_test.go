@@ -6,6 +6,7 @@ import (
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestAbandonedJobIsNotEnqueued: the recorded stale takeovers (an unclaimed
@@ -23,7 +24,7 @@ func TestAbandonedJobIsNotEnqueued(t *testing.T) {
 			continue
 		}
 		for _, r := range b.recs {
-			c, err := events.DecodeRecord(r)
+			c, err := schema.DecodeRecord(r)
 			if err != nil {
 				t.Fatal(err)
 			}

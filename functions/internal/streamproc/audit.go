@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // MaxAuditItemsPerTransaction is TransactWriteItems' limit on actions.
@@ -79,13 +79,13 @@ func (r *auditResult) fail(rec int) { r.failed = min(r.failed, rec) }
 func (h *Handler) writeChunk(ctx context.Context, chunk []auditWrite, stop int) (written, present, failed int) {
 	res := auditResult{failed: stop}
 	cond := "attribute_not_exists(#k)"
-	names := map[string]string{"#k": events.AttrEventKey}
+	names := map[string]string{"#k": schema.AttrEventKey}
 	var puts []put
 	for _, w := range chunk {
 		if w.rec >= stop {
 			continue
 		}
-		item, err := events.MarshalAuditItem(w.event)
+		item, err := schema.MarshalAuditItem(w.event)
 		if err != nil { // cannot happen for a struct of strings and ints
 			res.fail(w.rec)
 			continue
@@ -164,7 +164,7 @@ func (h *Handler) transact(ctx context.Context, puts []put, attempt int, res *au
 }
 
 func (p put) typ() string {
-	if v, ok := p.item.Put.Item[events.AttrType].(*types.AttributeValueMemberS); ok {
+	if v, ok := p.item.Put.Item[schema.AttrType].(*types.AttributeValueMemberS); ok {
 		return v.Value
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // thousandRecords commits, through the API's store, 40 movies each traced
@@ -57,7 +58,7 @@ func BenchmarkReplay1000(b *testing.B) {
 	recs := thousandRecords(e)
 	starts, audits := 0, 0
 	for _, r := range recs {
-		c, err := events.DecodeRecord(r)
+		c, err := schema.DecodeRecord(r)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"strings"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamstypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // FailureRecord is what the stream event source mapping sends to its
@@ -91,7 +91,7 @@ const maxEmptyPages = 50
 // shard's records from the start to the end sequence number, as Lambda
 // delivers them. It fails when the start is no longer in the stream (the
 // stream keeps records 24 hours).
-func ReadRange(ctx context.Context, client StreamsAPI, f FailureRecord) ([]lambdaevents.DynamoDBEventRecord, error) {
+func ReadRange(ctx context.Context, client StreamsAPI, f FailureRecord) ([]events.DynamoDBEventRecord, error) {
 	bi := f.BatchInfo
 	it, err := client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 		StreamArn: &bi.StreamArn, ShardId: &bi.ShardID,
@@ -105,7 +105,7 @@ func ReadRange(ctx context.Context, client StreamsAPI, f FailureRecord) ([]lambd
 	if err != nil {
 		return nil, fmt.Errorf("get iterator at %s in shard %s: %w", bi.StartSequenceNumber, bi.ShardID, err)
 	}
-	var out []lambdaevents.DynamoDBEventRecord
+	var out []events.DynamoDBEventRecord
 	iterator, empty := it.ShardIterator, 0
 	for iterator != nil {
 		res, err := client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iterator})
@@ -113,7 +113,7 @@ func ReadRange(ctx context.Context, client StreamsAPI, f FailureRecord) ([]lambd
 			return out, fmt.Errorf("get records of shard %s: %w", bi.ShardID, err)
 		}
 		for _, rec := range res.Records {
-			lr, err := events.FromStreamsRecord(rec, bi.StreamArn)
+			lr, err := schema.FromStreamsRecord(rec, bi.StreamArn)
 			if err != nil {
 				return out, err
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
@@ -19,7 +19,7 @@ import (
 // failureMessage is the body Lambda's event source mapping sends to the
 // on-failure destination for a batch of recs (the shape AWS documents for
 // DynamoDB stream sources).
-func failureMessage(recs []lambdaevents.DynamoDBEventRecord, shard string) string {
+func failureMessage(recs []events.DynamoDBEventRecord, shard string) string {
 	first, last := recs[0], recs[len(recs)-1]
 	b, _ := json.Marshal(map[string]any{
 		"requestContext": map[string]any{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Recorded fixtures: Lambda-format DynamoDB stream events captured from
@@ -101,7 +102,7 @@ func shape(tb testing.TB, b batch) []string {
 	tb.Helper()
 	var out []string
 	for _, r := range b.recs {
-		c, err := events.DecodeRecord(r)
+		c, err := schema.DecodeRecord(r)
 		if err != nil {
 			tb.Fatalf("%s: %v", b.name, err)
 		}
@@ -174,7 +175,7 @@ func loadFixtures(tb testing.TB) []batch {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		evs, err := events.DecodeEvents(data)
+		evs, err := schema.DecodeEvents(data)
 		if err != nil {
 			tb.Fatalf("%s: %v", f, err)
 		}
@@ -236,7 +237,7 @@ func TestFiltersLoseNothing(t *testing.T) {
 	for name, pass := range filters {
 		kept, needed := 0, 0
 		for _, r := range recs {
-			c, err := events.DecodeRecord(r)
+			c, err := schema.DecodeRecord(r)
 			if err != nil {
 				t.Fatal(err)
 			}

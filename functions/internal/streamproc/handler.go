@@ -21,6 +21,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/events/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // QueueAPI is the part of the SQS client the handler uses.
@@ -149,7 +150,7 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (la
 	counts := map[events.EventType]int{}
 	poison := 0
 	for i, rec := range recs {
-		change, err := events.DecodeRecord(rec)
+		change, err := schema.DecodeRecord(rec)
 		if err != nil {
 			// A poison record: set aside, it blocks nothing behind it.
 			poison++

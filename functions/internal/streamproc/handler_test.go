@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Unit tests of the batching rules, on fakes (no emulator).
@@ -115,43 +115,43 @@ func fakeHandler(q streamproc.QueueAPI, a streamproc.AuditAPI) (*streamproc.Hand
 }
 
 // manyStarts clones the lifecycle fixture's start record for n movies.
-func manyStarts(t *testing.T, n int) []lambdaevents.DynamoDBEventRecord {
+func manyStarts(t *testing.T, n int) []events.DynamoDBEventRecord {
 	t.Helper()
-	var start lambdaevents.DynamoDBEventRecord
+	var start events.DynamoDBEventRecord
 	for _, b := range loadFixtures(t) {
 		if b.name == "lifecycle" {
 			start = b.recs[4]
 		}
 	}
-	var out []lambdaevents.DynamoDBEventRecord
+	var out []events.DynamoDBEventRecord
 	for i := range n {
 		r := start
 		r.Change.SequenceNumber = fmt.Sprintf("%021d", i+1)
 		r.Change.OldImage = withMovie(start.Change.OldImage, fmt.Sprintf("movie-%d", i))
 		r.Change.NewImage = withMovie(start.Change.NewImage, fmt.Sprintf("movie-%d", i))
-		lease := map[string]lambdaevents.DynamoDBAttributeValue{}
-		for k, v := range r.Change.NewImage[events.AttrLease].Map() {
+		lease := map[string]events.DynamoDBAttributeValue{}
+		for k, v := range r.Change.NewImage[schema.AttrLease].Map() {
 			lease[k] = v
 		}
-		lease["id"] = lambdaevents.NewStringAttribute(fmt.Sprintf("%032x", i+1))
-		r.Change.NewImage[events.AttrLease] = lambdaevents.NewMapAttribute(lease)
+		lease["id"] = events.NewStringAttribute(fmt.Sprintf("%032x", i+1))
+		r.Change.NewImage[schema.AttrLease] = events.NewMapAttribute(lease)
 		out = append(out, r)
 	}
 	return out
 }
 
-func withMovie(img map[string]lambdaevents.DynamoDBAttributeValue, id string) map[string]lambdaevents.DynamoDBAttributeValue {
-	out := map[string]lambdaevents.DynamoDBAttributeValue{}
+func withMovie(img map[string]events.DynamoDBAttributeValue, id string) map[string]events.DynamoDBAttributeValue {
+	out := map[string]events.DynamoDBAttributeValue{}
 	for k, v := range img {
 		out[k] = v
 	}
-	out[events.AttrMovieID] = lambdaevents.NewStringAttribute(id)
+	out[schema.AttrMovieID] = events.NewStringAttribute(id)
 	return out
 }
 
-func run(t *testing.T, h *streamproc.Handler, recs []lambdaevents.DynamoDBEventRecord) []string {
+func run(t *testing.T, h *streamproc.Handler, recs []events.DynamoDBEventRecord) []string {
 	t.Helper()
-	resp, err := h.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: recs})
+	resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestSQSEntryFailures(t *testing.T) {
 
 func TestEmptyAndUnreportable(t *testing.T) {
 	h, _ := fakeHandler(&fakeQueue{}, &fakeAudit{})
-	resp, err := h.Handle(context.Background(), lambdaevents.DynamoDBEvent{})
+	resp, err := h.Handle(context.Background(), events.DynamoDBEvent{})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("empty batch: %+v %v", resp, err)
 	}
@@ -267,7 +267,7 @@ func TestEmptyAndUnreportable(t *testing.T) {
 	recs := manyStarts(t, 1)
 	recs[0].Change.SequenceNumber = ""
 	down, _ := fakeHandler(&fakeQueue{err: errors.New("ServiceUnavailable")}, &fakeAudit{})
-	if _, err := down.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: recs}); err == nil {
+	if _, err := down.Handle(context.Background(), events.DynamoDBEvent{Records: recs}); err == nil {
 		t.Fatal("no error for an unreportable failure")
 	}
 	// A cancelled context fails the first record with work.
@@ -276,7 +276,7 @@ func TestEmptyAndUnreportable(t *testing.T) {
 	q := &fakeQueue{err: context.Canceled}
 	h, _ = fakeHandler(q, &fakeAudit{})
 	recs = manyStarts(t, 3)
-	resp, err = h.Handle(ctx, lambdaevents.DynamoDBEvent{Records: recs})
+	resp, err = h.Handle(ctx, events.DynamoDBEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != recs[0].Change.SequenceNumber {
 		t.Fatalf("cancelled: %+v %v", resp, err)
 	}
@@ -305,7 +305,7 @@ func TestDeadlineLeavesTimeToReport(t *testing.T) {
 	recs := manyStarts(t, 25)
 	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
 	defer cancel()
-	resp, err := h.Handle(ctx, lambdaevents.DynamoDBEvent{Records: recs})
+	resp, err := h.Handle(ctx, events.DynamoDBEvent{Records: recs})
 	if err != nil || ctx.Err() != nil {
 		t.Fatalf("err %v, ctx %v: the handler ran into the deadline", err, ctx.Err())
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // env is one test's stack on the emulators: fresh tables and queue, the
@@ -189,11 +190,11 @@ func (e *env) receiveAll(url string) []string {
 }
 
 // audit returns every audit item, keyed by "movieId eventKey".
-func (e *env) audit() map[string]events.AuditItem {
+func (e *env) audit() map[string]schema.AuditItem {
 	e.tb.Helper()
-	out := map[string]events.AuditItem{}
+	out := map[string]schema.AuditItem{}
 	for key, item := range e.rawAudit() {
-		it, err := events.UnmarshalAuditItem(item)
+		it, err := schema.UnmarshalAuditItem(item)
 		if err != nil {
 			e.tb.Fatal(err)
 		}
@@ -213,7 +214,7 @@ func (e *env) rawAudit() map[string]map[string]types.AttributeValue {
 			e.tb.Fatal(err)
 		}
 		for _, item := range page.Items {
-			it, err := events.UnmarshalAuditItem(item)
+			it, err := schema.UnmarshalAuditItem(item)
 			if err != nil {
 				e.tb.Fatal(err)
 			}
@@ -266,7 +267,7 @@ func leaseIDs(recs []lambdaevents.DynamoDBEventRecord) []string {
 	seen := map[string]bool{}
 	for _, r := range recs {
 		for _, img := range []map[string]lambdaevents.DynamoDBAttributeValue{r.Change.OldImage, r.Change.NewImage} {
-			l, ok := img[events.AttrLease]
+			l, ok := img[schema.AttrLease]
 			if !ok || l.DataType() != lambdaevents.DataTypeMap {
 				continue
 			}
@@ -352,7 +353,7 @@ func (f *failingAudit) TransactWriteItems(ctx context.Context, in *dynamodb.Tran
 	hit := false
 	for i, it := range in.TransactItems {
 		reasons[i].Code = aws.String("None")
-		if k, ok := it.Put.Item[events.AttrEventKey].(*types.AttributeValueMemberS); ok && f.poison[k.Value] {
+		if k, ok := it.Put.Item[schema.AttrEventKey].(*types.AttributeValueMemberS); ok && f.poison[k.Value] {
 			reasons[i].Code = aws.String("ThrottlingError")
 			hit = true
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestLiveTraceLifecycle commits API-style transitions on DynamoDB Local,
@@ -38,7 +39,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	}
 	audit := e.audit()
 	startedKey := id + " " + job + "#" + string(events.TracingStarted)
-	wantStarted := events.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
+	wantStarted := schema.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
 		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version,
 		TrimEnd: 300, CaptureInterval: 2}
 	wantStarted.HistoryKey = wantStarted.Position().IndexKey()
@@ -109,7 +110,9 @@ func TestLiveStaleTakeover(t *testing.T) {
 	}
 	audit := e.audit()
 	ab := audit[id+" "+dead+"#"+string(events.TracingAbandoned)]
-	if len(audit) != 3 || ab.Summary != domain.StalledSummary || ab.OccurredAt != "2026-12-02T12:15:00.000Z" ||
+	// The dead job was never claimed: the takeover recorded it on the row
+	// as queued too long (issue 12 item 10), and its one audit item says so.
+	if len(audit) != 3 || ab.Summary != domain.QueuedTooLongSummary || ab.OccurredAt != "2026-12-02T12:15:00.000Z" ||
 		ab.Version != m.Version || ab.UserName != alice.Name {
 		t.Fatalf("audit %+v", audit)
 	}

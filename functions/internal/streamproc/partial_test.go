@@ -10,6 +10,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // fiveStarts commits an analysis session and a trace start on five movies
@@ -26,7 +27,7 @@ func fiveStarts(e *env) (recs []lambdaevents.DynamoDBEventRecord, jobs, leases [
 		jobs, leases = append(jobs, j), append(leases, a)
 	}
 	for _, r := range e.read() {
-		if c, err := events.DecodeRecord(r); err == nil && len(events.Derive(c.Old, c.New)) > 0 {
+		if c, err := schema.DecodeRecord(r); err == nil && len(events.Derive(c.Old, c.New)) > 0 {
 			recs = append(recs, r)
 		}
 	}
@@ -59,7 +60,7 @@ func TestThirdRecordFails(t *testing.T) {
 				for k, v := range bad.Change.NewImage {
 					img[k] = v
 				}
-				img[events.AttrVersion] = lambdaevents.NewStringAttribute("seven " + leases[2])
+				img[schema.AttrVersion] = lambdaevents.NewStringAttribute("seven " + leases[2])
 				bad.Change.NewImage = img
 				recs[2] = bad
 				q = &failingQueue{QueueAPI: e.sqs, poison: map[string]bool{"poison": true}}
@@ -168,11 +169,11 @@ func TestHostileSummaryInRow(t *testing.T) {
 			img[k] = v
 		}
 		job := map[string]lambdaevents.DynamoDBAttributeValue{}
-		for k, v := range img[events.AttrLastJob].Map() {
+		for k, v := range img[schema.AttrLastJob].Map() {
 			job[k] = v
 		}
 		job["failureSummary"] = lambdaevents.NewStringAttribute(hostile)
-		img[events.AttrLastJob] = lambdaevents.NewMapAttribute(job)
+		img[schema.AttrLastJob] = lambdaevents.NewMapAttribute(job)
 		rec.Change.NewImage = img
 
 		e.newAuditTable()

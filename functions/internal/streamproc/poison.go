@@ -12,6 +12,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // Poison records.
@@ -32,7 +33,7 @@ import (
 // PoisonRecord is the body of a poison-queue message: enough to find the
 // record again (its stream and sequence number, readable with the Streams
 // API for 24 hours) and to see why it failed. Record is the stream record
-// with every lease ID redacted (events.RedactRecord), omitted when it would
+// with every lease ID redacted (schema.RedactRecord), omitted when it would
 // make the message too large for SQS.
 type PoisonRecord struct {
 	EventSourceARN string          `json:"eventSourceArn"`
@@ -61,7 +62,7 @@ func (h *Handler) setAside(ctx context.Context, i int, rec lambdaevents.DynamoDB
 		slog.Int("index", i), slog.String("sequenceNumber", msg.SequenceNumber),
 		slog.String("eventID", msg.EventID), slog.String("eventName", msg.EventName), slog.String("error", msg.Error),
 	}
-	if b, err := events.RedactRecord(rec); err != nil {
+	if b, err := schema.RedactRecord(rec); err != nil {
 		msg.RecordOmitted = err.Error()
 		attrs = append(attrs, slog.String("recordError", err.Error()))
 	} else {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // poisonOf returns a copy of rec that can never decode, in one of several
@@ -24,20 +25,20 @@ func poisonOf(t *testing.T, rec lambdaevents.DynamoDBEventRecord, how, seq, secr
 	}
 	switch how {
 	case "version not a number":
-		img[events.AttrVersion] = lambdaevents.NewStringAttribute("seven " + secret)
+		img[schema.AttrVersion] = lambdaevents.NewStringAttribute("seven " + secret)
 	case "lease not a map":
-		img[events.AttrLease] = lambdaevents.NewStringAttribute(secret)
+		img[schema.AttrLease] = lambdaevents.NewStringAttribute(secret)
 	case "markers not a list":
-		img[events.AttrMarkers] = lambdaevents.NewStringAttribute("m1 " + secret)
+		img[schema.AttrMarkers] = lambdaevents.NewStringAttribute("m1 " + secret)
 	case "no movie ID":
-		delete(img, events.AttrMovieID)
+		delete(img, schema.AttrMovieID)
 	default:
 		t.Fatalf("unknown poison %q", how)
 	}
 	rec.Change.NewImage = img
 	rec.Change.SequenceNumber = seq
 	rec.EventID = "poison-" + seq
-	if _, err := events.DecodeRecord(rec); err == nil {
+	if _, err := schema.DecodeRecord(rec); err == nil {
 		t.Fatalf("%s: the poison record decodes", how)
 	}
 	return rec
@@ -82,7 +83,7 @@ func TestPoisonRecordBlocksNothing(t *testing.T) {
 
 			e.mustHandle(recs)
 
-			start, err := events.DecodeRecord(life[4])
+			start, err := schema.DecodeRecord(life[4])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func TestPoisonRecordUnit(t *testing.T) {
 	recs := manyStarts(t, 5)
 	bad := recs[2]
 	bad.Change.NewImage = withMovie(bad.Change.NewImage, "movie-2")
-	bad.Change.NewImage[events.AttrVersion] = lambdaevents.NewStringAttribute("x")
+	bad.Change.NewImage[schema.AttrVersion] = lambdaevents.NewStringAttribute("x")
 	recs[2] = bad
 
 	t.Run("set aside", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestReplayFixturesTwice handles every recorded batch, then replays every
@@ -23,7 +24,7 @@ func TestReplayFixturesTwice(t *testing.T) {
 	for _, b := range fixtures {
 		all = append(all, b.recs...)
 		for _, r := range b.recs {
-			c, err := events.DecodeRecord(r)
+			c, err := schema.DecodeRecord(r)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamstypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // StreamsAPI is the part of the DynamoDB Streams client a stream reader
@@ -40,7 +40,7 @@ func StreamARN(ctx context.Context, client DescribeTableAPI, table string) (stri
 }
 
 // StreamReader reads a table's stream with the DynamoDB Streams API and
-// returns the records as Lambda delivers them (events.FromStreamsRecord).
+// returns the records as Lambda delivers them (schema.FromStreamsRecord).
 // It is what tests and the local stack use in place of Lambda's event source
 // mapping: each Read returns the records written since the previous one,
 // every shard from TRIM_HORIZON, parents before children.
@@ -72,11 +72,11 @@ func NewStreamReader(client StreamsAPI, streamARN string) *StreamReader {
 const maxPagesPerShard = 1000
 
 // Read returns the records that arrived since the last Read.
-func (r *StreamReader) Read(ctx context.Context) ([]lambdaevents.DynamoDBEventRecord, error) {
+func (r *StreamReader) Read(ctx context.Context) ([]events.DynamoDBEventRecord, error) {
 	if err := r.discover(ctx); err != nil {
 		return nil, err
 	}
-	var out []lambdaevents.DynamoDBEventRecord
+	var out []events.DynamoDBEventRecord
 	for _, id := range r.order {
 		recs, err := r.readShard(ctx, id)
 		if err != nil {
@@ -137,14 +137,14 @@ func (r *StreamReader) discover(ctx context.Context) error {
 	return nil
 }
 
-func (r *StreamReader) readShard(ctx context.Context, id string) ([]lambdaevents.DynamoDBEventRecord, error) {
+func (r *StreamReader) readShard(ctx context.Context, id string) ([]events.DynamoDBEventRecord, error) {
 	st := r.shards[id]
 	if !st.started {
 		if err := r.resetIterator(ctx, id, st); err != nil {
 			return nil, err
 		}
 	}
-	var out []lambdaevents.DynamoDBEventRecord
+	var out []events.DynamoDBEventRecord
 	for page := 0; page < maxPagesPerShard && st.iterator != nil; page++ {
 		res, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: st.iterator})
 		var expired *streamstypes.ExpiredIteratorException
@@ -158,7 +158,7 @@ func (r *StreamReader) readShard(ctx context.Context, id string) ([]lambdaevents
 			return out, fmt.Errorf("get records of shard %s: %w", id, err)
 		}
 		for _, rec := range res.Records {
-			lr, err := events.FromStreamsRecord(rec, r.arn)
+			lr, err := schema.FromStreamsRecord(rec, r.arn)
 			if err != nil {
 				return out, err
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 type lambdaMessage = lambdaevents.SQSMessage
@@ -179,7 +180,7 @@ func (e *env) deleteMessages(msgs []lambdaevents.SQSMessage, resp lambdaevents.S
 	}
 }
 
-func (e *env) auditItems(movieID string) map[string]events.AuditItem {
+func (e *env) auditItems(movieID string) map[string]schema.AuditItem {
 	e.tb.Helper()
 	out, err := e.ddb.Query(context.Background(), &dynamodb.QueryInput{
 		TableName:                 &e.tables.Audit,
@@ -190,9 +191,9 @@ func (e *env) auditItems(movieID string) map[string]events.AuditItem {
 	if err != nil {
 		e.tb.Fatal(err)
 	}
-	items := map[string]events.AuditItem{}
+	items := map[string]schema.AuditItem{}
 	for _, raw := range out.Items {
-		it, err := events.UnmarshalAuditItem(raw)
+		it, err := schema.UnmarshalAuditItem(raw)
 		if err != nil {
 			e.tb.Fatal(err)
 		}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 )
 
@@ -21,7 +23,7 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 				err = ferr
 			} else if r.written == r.plan.Frames {
 				err = nil // everything is durable: the job is done
-			} else if r.w.o.Queue != nil && r.written > r.resumed {
+			} else if r.w.o.Queue != nil && r.progressed() {
 				return r.handOff(ctx)
 			}
 		}
@@ -115,9 +117,18 @@ func (r *run) unpublished(ctx context.Context, err error) Outcome {
 	return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
 }
 
+// progressed reports whether this segment made progress a continuation
+// need not redo: frames traced, or (the first segment) the clearing done,
+// which on a loaded machine or a long movie can take a whole invocation.
+// A segment that did neither is never handed off: the job would never end.
+func (r *run) progressed() bool {
+	return r.written > r.resumed || (r.segment == 0 && r.cleared)
+}
+
 // handOff ends this segment at its checkpoint (every frame traced so far is
 // durable) and enqueues the next segment. A segment that made no progress
-// is not handed off (the job would never end): it fails as out of time.
+// (progressed) is not handed off (the job would never end): it fails as out
+// of time.
 func (r *run) handOff(ctx context.Context) Outcome {
 	var row domain.Movie
 	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {
@@ -127,20 +138,77 @@ func (r *run) handOff(ctx context.Context) Outcome {
 		return r.unpublished(ctx, err)
 	}
 	next := events.TraceJob{MovieID: r.movieID, JobID: r.jobID, FromFrame: r.lease.FromFrame, Version: row.Version, Segment: r.segment + 1}
-	for attempt := 1; ; attempt++ {
-		err := r.w.o.Queue.Continue(ctx, next)
-		if err == nil {
-			break
-		}
-		if attempt > r.w.o.ConflictRetries || !pause(ctx, r.w.o.Clock, r.w.o.Backoff(attempt)) {
-			// The lease stays unclaimed until it goes stale; the sweeper then
-			// ends the job visibly (FinalizeStaleTrace).
-			r.log.ErrorContext(ctx, "continuation not sent; the job will be finalised when its lease goes stale",
-				slog.Int("segment", next.Segment), slog.String("error", err.Error()))
-			return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
-		}
+	if err := r.sendContinuation(ctx, next); err != nil {
+		return r.notContinued(ctx, next, err)
 	}
 	r.log.InfoContext(ctx, "segment handed off", slog.Int("segment", r.segment), slog.Int("framesWritten", r.written),
 		slog.Int("totalFrames", r.plan.Frames))
 	return Outcome{Result: ResultHandedOff, FramesWritten: r.written}
+}
+
+// maxSendAttempts bounds the continuation's sends when the invocation has
+// no deadline (or the backoff is zero, as in tests).
+const maxSendAttempts = 20
+
+// sendContinuation sends the next segment's message, retrying a failed send
+// with backoff while the invocation has time left for it and, after it,
+// half the stop margin (the visible failure's two writes, notContinued).
+func (r *run) sendContinuation(ctx context.Context, next events.TraceJob) error {
+	for attempt := 1; ; attempt++ {
+		err := r.w.o.Queue.Continue(ctx, next)
+		if err == nil {
+			return nil
+		}
+		r.log.WarnContext(ctx, "continuation not sent; retrying while time remains",
+			slog.Int("segment", next.Segment), slog.Int("attempt", attempt), slog.String("error", err.Error()))
+		wait := r.w.o.Backoff(attempt)
+		if d, ok := ctx.Deadline(); ok && d.Sub(r.w.o.Clock.Now().Add(wait)) < r.w.o.StopMargin/2 {
+			return err
+		}
+		if attempt >= maxSendAttempts || !pause(ctx, r.w.o.Clock, wait) {
+			return err
+		}
+	}
+}
+
+// ContinuationFailedSummary is the failure summary of a job whose next
+// segment could not be enqueued: its frames so far are durable and clean
+// (below the checkpoint), so a retrace with the same settings resumes there.
+func ContinuationFailedSummary(written, total int) string {
+	return fmt.Sprintf("The trace could not be continued after %d of %d frames; they are kept. Start it again to finish it.", written, total)
+}
+
+// notContinued ends, visibly and at once, a job whose continuation could
+// not be sent: this worker claims the next segment itself (so that a
+// message that did get through after all is a no-op) and fails the job
+// with a safe summary. If that segment is already claimed, the message did
+// get through and a continuation runs the job. If even this fails, the
+// lease stays unclaimed until it goes stale and the sweeper ends the job
+// (FinalizeStaleTrace).
+func (r *run) notContinued(ctx context.Context, next events.TraceJob, sendErr error) Outcome {
+	r.log.ErrorContext(ctx, "continuation not sent; failing the job", slog.Int("segment", next.Segment), slog.String("error", sendErr.Error()))
+	claimed, err := r.commit(ctx, func(now time.Time) domain.Command {
+		return domain.ClaimSegment{JobID: r.jobID, Segment: next.Segment, Token: token.New(), Now: now, Duration: r.w.o.LeaseDuration}
+	})
+	switch {
+	case domain.ErrorCode(err) == domain.CodeAlreadyClaimed:
+		r.log.InfoContext(ctx, "the continuation was delivered after all; a later segment runs the job", slog.Int("segment", next.Segment))
+		return Outcome{Result: ResultHandedOff, FramesWritten: r.written}
+	case err == nil && claimed.Lease != nil:
+		r.lease, r.expires, r.segment = *claimed.Lease, claimed.Lease.ExpiresAt, next.Segment
+	case err == nil:
+		err = errors.New("claimed row without the claimed lease")
+		fallthrough
+	default:
+		r.log.ErrorContext(ctx, "the job could not be failed; it will be finalised when its lease goes stale",
+			slog.Int("segment", next.Segment), slog.String("error", err.Error()))
+		return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: errors.Join(sendErr, err)}
+	}
+	summary := ContinuationFailedSummary(r.written, r.plan.Frames)
+	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {
+		return domain.FailJob{Job: r.lease, Now: f.Now, FramesWritten: r.written, Summary: summary}
+	}); err != nil {
+		return r.unpublished(ctx, err)
+	}
+	return Outcome{Result: ResultFailed, FramesWritten: r.written, Summary: domain.SanitizeSummary(summary), Err: sendErr}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
@@ -357,7 +357,7 @@ func TestBatchJobsRunConcurrently(t *testing.T) {
 		}
 		return synth.Trace(ctx, m, p, emit)
 	}), lease)
-	resp, err := tw.Handle(context.Background(), lambdaevents.SQSEvent{Records: []lambdaMessage{message(t, "a", j1), message(t, "b", j2)}})
+	resp, err := tw.Handle(context.Background(), events.SQSEvent{Records: []lambdaMessage{message(t, "a", j1), message(t, "b", j2)}})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("%+v %v", resp, err)
 	}

@@ -152,6 +152,9 @@ type memQueue struct {
 	requeued []requeue
 	sent     []events.TraceJob
 	fail     error // when set, Continue fails with it
+	// failTimes, when positive, limits fail to the first failTimes sends.
+	failTimes int
+	attempts  int // Continue calls
 }
 
 var _ worker.Queue = (*memQueue)(nil)
@@ -179,7 +182,8 @@ func (q *memQueue) requeues() []requeue {
 func (q *memQueue) Continue(_ context.Context, job events.TraceJob) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.fail != nil {
+	q.attempts++
+	if q.fail != nil && (q.failTimes <= 0 || q.attempts <= q.failTimes) {
 		return q.fail
 	}
 	q.sent = append(q.sent, job)

@@ -154,18 +154,33 @@ func TestDuplicatedContinuationIsClaimedOnce(t *testing.T) {
 
 // TestSegmentWithoutProgressIsNotHandedOff: a segment that traced nothing
 // before its deadline fails the job "ran out of time" instead of handing it
-// off forever.
+// off forever. The first segment's clearing is progress of its own (on a
+// loaded machine or a long movie it can take the whole invocation), so a
+// first segment that cleared and traced nothing hands off once; its
+// continuation, tracing nothing either, fails the job.
 func TestSegmentWithoutProgressIsNotHandedOff(t *testing.T) {
 	e := newMemEnv(t)
 	e.createMovie("mn", 300)
 	job := e.start("mn", alice, 0, e.now(), lease)
 	q := &memQueue{}
-	invoke(t, e, e.newWorker(budgetTracer(e, 0), lease, segmentOptions(q)), "first", job)
+	tw := e.newWorker(budgetTracer(e, 0), lease, segmentOptions(q))
+	invoke(t, e, tw, "first", job)
+	next := q.take()
+	if len(next) != 1 || next[0].Segment != 1 {
+		t.Fatalf("the first segment cleared: want one continuation, got %+v", next)
+	}
+	if m := e.get("mn"); m.Status != domain.StatusTracing || m.Progress.FramesWritten != 0 || m.Lease.Segment != 1 {
+		t.Fatalf("after the first segment: row %+v lease %+v", m, m.Lease)
+	}
+	invoke(t, e, tw, "second", next[0])
 	if sent := q.take(); len(sent) != 0 {
 		t.Fatalf("handed off without progress: %+v", sent)
 	}
 	if m := e.get("mn"); m.Status != domain.StatusFailed || m.LastJob.FailureSummary != "The trace ran out of time after 0 of 300 frames. Start it again, or trace fewer frames." {
 		t.Fatalf("row %+v job %+v", m, m.LastJob)
+	}
+	if n := succeeded[domain.BeginTrace](tw.movies); n != 1 {
+		t.Fatalf("%d BeginTrace: the continuation must not plan or clear again", n)
 	}
 }
 
@@ -189,10 +204,13 @@ func TestQueuedPastItsLeaseStillRuns(t *testing.T) {
 	}
 }
 
-// TestContinuationSendFailureIsLeftToTheSweeper: a hand-off whose
-// continuation cannot be sent leaves the job unclaimed; it ends visibly once
-// its lease is stale (FinalizeStaleTrace), never silently.
-func TestContinuationSendFailureIsLeftToTheSweeper(t *testing.T) {
+// TestContinuationSendFailureFailsTheJobVisibly (issue 12): a hand-off whose
+// continuation cannot be sent (SQS keeps failing) is retried with backoff
+// while the invocation has time, then the worker claims the next segment
+// itself and fails the job at once with a safe summary, keeping its frames;
+// nothing is left for the sweeper to find 15 minutes later. A message that
+// got through after all is then a no-op.
+func TestContinuationSendFailureFailsTheJobVisibly(t *testing.T) {
 	e := newMemEnv(t)
 	e.createMovie("mf", 300)
 	job := e.start("mf", alice, 0, e.now(), lease)
@@ -200,13 +218,59 @@ func TestContinuationSendFailureIsLeftToTheSweeper(t *testing.T) {
 	tw := e.newWorker(budgetTracer(e, 100), lease, segmentOptions(q))
 	ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
 	defer cancel()
-	if out := tw.Run(ctx, job); out.Result != worker.ResultAbandoned {
+	out := tw.Run(ctx, job)
+	want := worker.ContinuationFailedSummary(100, 300)
+	if out.Result != worker.ResultFailed || out.Summary != want {
 		t.Fatalf("%+v", out)
 	}
-	m := e.get("mf")
-	if m.Lease == nil || m.Lease.Claimed || m.Lease.Segment != 1 || m.Progress.FramesWritten != 100 {
-		t.Fatalf("row %+v lease %+v", m, m.Lease)
+	if q.attempts < 2 {
+		t.Fatalf("%d sends: the continuation was not retried", q.attempts)
 	}
+	m := e.get("mf")
+	if m.Lease != nil || m.Status != domain.StatusFailed || m.LastJob.JobID != job.JobID || m.LastJob.FailureSummary != want ||
+		m.LastJob.Frames != 100 || m.CleanBefore != 100 {
+		t.Fatalf("row %+v job %+v", m, m.LastJob)
+	}
+	if got := domain.SanitizeSummary(want); got != want {
+		t.Fatalf("the summary is not safe as is: %q", got)
+	}
+	// The continuation did get through after all: a no-op.
+	late := job
+	late.Segment = 1
+	if o := e.newWorker(tracer.NewSynthetic(), lease).Run(context.Background(), late); o.Result != worker.ResultNotClaimed {
+		t.Fatalf("a late continuation ran: %+v", o)
+	}
+	plan := domain.PlanTrace(m, domain.Lease{})
+	plan.Frames = 100
+	checkJobFrames(t, e.stored("mf"), job.JobID, plan)
+}
+
+// TestContinuationSendIsRetried: two failed sends, then one that works: the
+// job is handed off as usual and its continuation completes it.
+func TestContinuationSendIsRetried(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("mt", 300)
+	job := e.start("mt", alice, 0, e.now(), lease)
+	q := &memQueue{fail: errors.New("503"), failTimes: 2}
+	tw := e.newWorker(budgetTracer(e, 100), lease, segmentOptions(q))
+	if out := runWithDeadline(e, tw, job); out.Result != worker.ResultHandedOff {
+		t.Fatalf("%+v", out)
+	}
+	next := q.take()
+	if len(next) != 1 || next[0].Segment != 1 || q.attempts != 3 {
+		t.Fatalf("continuations %+v after %d sends", next, q.attempts)
+	}
+	if out := e.newWorker(tracer.NewSynthetic(), lease).Run(context.Background(), next[0]); out.Result != worker.ResultTraced {
+		t.Fatalf("%+v", out)
+	}
+}
+
+// runWithDeadline runs one job message in an invocation that ends 10 s of
+// the fake clock away.
+func runWithDeadline(e *env, tw *testWorker, job events.TraceJob) worker.Outcome {
+	ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
+	defer cancel()
+	return tw.Run(ctx, job)
 }
 
 // TestRetraceAfterFailureResumesFromTheCheckpoint (issue 12, item 4): a job

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
@@ -37,7 +37,7 @@ func TestRedeliveredMessageIsClaimedOnce(t *testing.T) {
 		if len(msgs) != 1 || msgs[0].MessageId != id || msgs[0].Attributes["ApproximateReceiveCount"] != strconv.Itoa(i) {
 			t.Fatalf("delivery %d: %+v", i, msgs)
 		}
-		resp, err := tw.Handle(ctx, lambdaevents.SQSEvent{Records: msgs})
+		resp, err := tw.Handle(ctx, events.SQSEvent{Records: msgs})
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("delivery %d: %+v %v", i, resp, err)
 		}
@@ -85,7 +85,7 @@ func TestConcurrentDuplicatesAreClaimedOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := workers[i].Handle(context.Background(), lambdaevents.SQSEvent{Records: msgs[i : i+1]})
+			resp, err := workers[i].Handle(context.Background(), events.SQSEvent{Records: msgs[i : i+1]})
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Errorf("invocation %d: %+v %v", i, resp, err)
 			}

@@ -15,7 +15,8 @@
 // serves under /oidc/ (test users Alice and Bob), and the API accepts only
 // the bearer JWTs it issues. DEV_AUTH=1 also accepts the development
 // X-Dev-User / X-Dev-User-Name headers on requests without a token (for
-// curl and `make smoke`); -dev-only skips the provider altogether.
+// curl; `make smoke` signs in through the provider instead); -dev-only
+// skips the provider altogether.
 package main
 
 import (

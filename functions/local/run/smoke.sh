@@ -4,8 +4,11 @@
 #   make run                 # terminal 1
 #   make smoke               # terminal 2 (SMOKE_URL=http://127.0.0.1:PORT/ if it printed another port)
 #
-# It edits and traces the sample movie fly-courtship as the user "smoke", so
-# it fails with 409 lease_held if a browser has that movie open in Analyze.
+# It signs in as Alice and Bob through make run's local OIDC provider (the
+# authorization code flow with PKCE, as the page does: cmd/smoke-token), and
+# sends their ID tokens as bearer tokens: no development header, so it needs
+# no DEV_AUTH=1. It edits and traces the sample movie fly-courtship as Alice,
+# so it fails with 409 lease_held if a browser has that movie open in Analyze.
 # Every step prints the method, path, status and what it expected; the first
 # unexpected status stops the script with exit code 1.
 set -euo pipefail
@@ -13,8 +16,17 @@ set -euo pipefail
 BASE="${1:-${SMOKE_URL:-http://127.0.0.1:8080/}}"
 BASE="${BASE%/}"
 MOVIE=fly-courtship
-ID_HEADERS=(-H 'X-Dev-User: dev-smoke' -H 'X-Dev-User-Name: Smoke test')
-OTHER_HEADERS=(-H 'X-Dev-User: dev-smoke-2' -H 'X-Dev-User-Name: Second smoke user')
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+token() {
+  (cd "$ROOT" && go run ./functions/local/smoke/cmd/smoke-token -url "$BASE/" -login "$1") || {
+    echo "smoke: could not sign in as $1 through the local OIDC provider at $BASE/oidc" >&2
+    exit 1
+  }
+}
+ALICE=$(token alice)
+BOB=$(token bob)
+ID_HEADERS=(-H "Authorization: Bearer $ALICE")
+OTHER_HEADERS=(-H "Authorization: Bearer $BOB")
 BODY=$(mktemp)
 trap 'rm -f "$BODY"' EXIT
 steps=0
@@ -48,8 +60,10 @@ has() {
 }
 
 echo "smoke: $BASE"
-call 200 GET / && has '<script src="/app.js"'
+call 200 GET / && has 'src="/app.js"' && has 'src="/auth.js"'
 call 200 GET /app.js
+call 200 GET /auth.js
+call 200 GET /auth-config.json && has '"mode":"oidc"'
 call 200 GET /style.css
 call 200 GET /openapi.json && has '"/movies/{id}/analysis-lease/release"'
 
@@ -60,7 +74,7 @@ call 404 GET /movies/no-such-movie "${ID_HEADERS[@]}" && has '"code":"not_found"
 
 call 201 POST "/movies/$MOVIE/analysis-lease" "${ID_HEADERS[@]}"
 LEASE=$(field leaseId)
-call 409 POST "/movies/$MOVIE/analysis-lease" "${OTHER_HEADERS[@]}" && has '"code":"lease_held"' && has '"userName":"Smoke test"'
+call 409 POST "/movies/$MOVIE/analysis-lease" "${OTHER_HEADERS[@]}" && has '"code":"lease_held"' && has '"userName":"Alice"'
 call 200 PUT "/movies/$MOVIE/analysis-lease" "${ID_HEADERS[@]}" -H "Lease-Id: $LEASE"
 
 MARKERS='{"markers":[{"id":"m1","label":"Left wing","x":0.45,"y":0.5},{"id":"m2","label":"Right wing","x":0.55,"y":0.5}]}'
@@ -84,7 +98,7 @@ done
 call 200 GET "/movies/$MOVIE" "${ID_HEADERS[@]}" && has '"status":"traced"' && has "\"jobId\":\"$JOB\""
 call 200 GET "/movies/$MOVIE/frames?from=0&limit=10" "${OTHER_HEADERS[@]}" && has '"frames":[{"frame":0'
 call 200 GET "/movies/$MOVIE/frames?format=csv" "${OTHER_HEADERS[@]}" && has 'frame,time,markerId,label,x,y'
-call 200 GET "/movies/$MOVIE/frames" "${OTHER_HEADERS[@]}" -H 'Accept: text/csv' && has 'frame,markerId,x,y'
+call 200 GET "/movies/$MOVIE/frames" "${OTHER_HEADERS[@]}" -H 'Accept: text/csv' && has 'frame,time,markerId,label,x,y'
 call 422 GET "/movies/$MOVIE/frames?limit=0" "${OTHER_HEADERS[@]}"
 
 call 201 POST "/movies/$MOVIE/analysis-lease" "${ID_HEADERS[@]}"

@@ -11,16 +11,16 @@ import (
 	"testing"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // streamEnv is a fresh movies table on DynamoDB Local and a poller on its
@@ -30,7 +30,7 @@ type streamEnv struct {
 	store  *dynamo.MovieStore
 	poller *StreamPoller
 	calls  [][]string // movie IDs of each invocation
-	answer func(call int, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error)
+	answer func(call int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 }
 
 func newStreamEnv(t *testing.T, maxRetries int) *streamEnv {
@@ -46,12 +46,12 @@ func newStreamEnv(t *testing.T, maxRetries int) *streamEnv {
 	e.poller = &StreamPoller{
 		Client: testenv.Streams(t), StreamARN: arn, MaxRetries: maxRetries, BatchSize: 100,
 		Log: slog.New(slog.DiscardHandler),
-		Handle: func(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+		Handle: func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			var ids []string
 			for _, r := range ev.Records {
-				c, err := events.DecodeRecord(r)
+				c, err := schema.DecodeRecord(r)
 				if err != nil {
-					return lambdaevents.DynamoDBEventResponse{}, err
+					return events.DynamoDBEventResponse{}, err
 				}
 				ids = append(ids, c.New.ID)
 			}
@@ -97,10 +97,10 @@ func (e *streamEnv) drain() {
 	}
 }
 
-func seqOf(ev lambdaevents.DynamoDBEvent, i int) string { return ev.Records[i].Change.SequenceNumber }
+func seqOf(ev events.DynamoDBEvent, i int) string { return ev.Records[i].Change.SequenceNumber }
 
-func ok() (lambdaevents.DynamoDBEventResponse, error) {
-	return lambdaevents.DynamoDBEventResponse{}, nil
+func ok() (events.DynamoDBEventResponse, error) {
+	return events.DynamoDBEventResponse{}, nil
 }
 
 func wantCalls(t *testing.T, got [][]string, want ...[]string) {
@@ -113,9 +113,9 @@ func wantCalls(t *testing.T, got [][]string, want ...[]string) {
 func TestStreamPollerRetriesFromTheLowestReportedFailure(t *testing.T) {
 	e := newStreamEnv(t, 3)
 	e.create("a", "b", "c", "d", "e")
-	e.answer = func(call int, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+	e.answer = func(call int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		if call == 1 { // d and c failed: the lowest is c
-			return lambdaevents.DynamoDBEventResponse{BatchItemFailures: []lambdaevents.DynamoDBBatchItemFailure{
+			return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{
 				{ItemIdentifier: seqOf(ev, 3)}, {ItemIdentifier: seqOf(ev, 2)},
 			}}, nil
 		}
@@ -133,14 +133,14 @@ func TestStreamPollerRetriesFromTheLowestReportedFailure(t *testing.T) {
 func TestStreamPollerRetriesTheWholeBatchOnAFunctionError(t *testing.T) {
 	e := newStreamEnv(t, 3)
 	e.create("a", "b")
-	e.answer = func(call int, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+	e.answer = func(call int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		switch call {
 		case 1:
-			return lambdaevents.DynamoDBEventResponse{}, errors.New("boom")
+			return events.DynamoDBEventResponse{}, errors.New("boom")
 		case 2:
 			panic("crash") // a crashed invocation is a function error too
 		case 3: // an identifier that is not in the batch fails it all, as in Lambda
-			return lambdaevents.DynamoDBEventResponse{BatchItemFailures: []lambdaevents.DynamoDBBatchItemFailure{{ItemIdentifier: "nope"}}}, nil
+			return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "nope"}}}, nil
 		}
 		return ok()
 	}
@@ -151,10 +151,10 @@ func TestStreamPollerRetriesTheWholeBatchOnAFunctionError(t *testing.T) {
 func TestStreamPollerDiscardsABatchAfterMaxRetries(t *testing.T) {
 	e := newStreamEnv(t, 2)
 	e.create("a", "b", "c")
-	e.answer = func(call int, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+	e.answer = func(call int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		for i, r := range ev.Records {
-			if c, _ := events.DecodeRecord(r); c.New.ID == "b" {
-				return lambdaevents.DynamoDBEventResponse{BatchItemFailures: []lambdaevents.DynamoDBBatchItemFailure{{ItemIdentifier: seqOf(ev, i)}}}, nil
+			if c, _ := schema.DecodeRecord(r); c.New.ID == "b" {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: seqOf(ev, i)}}}, nil
 			}
 		}
 		return ok()
@@ -175,14 +175,14 @@ func TestStreamPollerBatchSize(t *testing.T) {
 	e := newStreamEnv(t, 3)
 	e.poller.BatchSize = 2
 	e.create("a", "b", "c", "d", "e")
-	e.answer = func(int, lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) { return ok() }
+	e.answer = func(int, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) { return ok() }
 	e.drain()
 	wantCalls(t, e.calls, []string{"a", "b"}, []string{"c", "d"}, []string{"e"})
 }
 
 // convertForTest is a minimal converter; the stack uses the worker's.
-func convertForTest(m sqstypes.Message, arn, region string) lambdaevents.SQSMessage {
-	return lambdaevents.SQSMessage{
+func convertForTest(m sqstypes.Message, arn, region string) events.SQSMessage {
+	return events.SQSMessage{
 		MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
 		Attributes: m.Attributes, EventSource: "aws:sqs", EventSourceARN: arn, AWSRegion: region,
 	}
@@ -204,8 +204,8 @@ func TestQueuePollerDeletesOnlyWhatSucceeded(t *testing.T) {
 	p := &QueuePoller{
 		Client: client, QueueURL: url, QueueARN: arn, Region: Region, Convert: convertForTest, BatchSize: 10,
 		Wait: time.Second, Log: slog.New(slog.DiscardHandler),
-		Handle: func(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
-			var resp lambdaevents.SQSEventResponse
+		Handle: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			var resp events.SQSEventResponse
 			var fnErr error
 			for _, m := range ev.Records {
 				n := m.Attributes["ApproximateReceiveCount"]
@@ -215,7 +215,7 @@ func TestQueuePollerDeletesOnlyWhatSucceeded(t *testing.T) {
 				got = append(got, m.Body+"#"+n)
 				switch {
 				case m.Body == "job-1" && n == "1": // reported failed: comes back
-					resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+					resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				case m.Body == "job-1" && n == "2": // a function error: nothing of the batch is deleted
 					fnErr = errors.New("boom")
 				}
@@ -269,11 +269,11 @@ func TestQueuePollerHandsOneJobPerInvocation(t *testing.T) {
 	p := &QueuePoller{
 		Client: client, QueueURL: url, QueueARN: arn, Region: Region, Convert: convertForTest,
 		Wait: time.Second, Log: slog.New(slog.DiscardHandler),
-		Handle: func(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
+		Handle: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 			mu.Lock()
 			sizes = append(sizes, len(ev.Records))
 			mu.Unlock()
-			return lambdaevents.SQSEventResponse{}, nil
+			return events.SQSEventResponse{}, nil
 		},
 	}
 	done := make(chan struct{})

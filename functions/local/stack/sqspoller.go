@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // QueueHandler is the worker's Lambda handler.
-type QueueHandler func(context.Context, lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error)
+type QueueHandler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
 // QueueAPI is the part of the SQS client the poller uses.
 type QueueAPI interface {
@@ -24,7 +24,7 @@ type QueueAPI interface {
 
 // MessageConverter turns a received message into the record Lambda
 // delivers (the worker package owns the conversion).
-type MessageConverter func(m sqstypes.Message, queueARN, region string) lambdaevents.SQSMessage
+type MessageConverter func(m sqstypes.Message, queueARN, region string) events.SQSMessage
 
 // QueuePoller does locally what Lambda's SQS event source mapping does with
 // FunctionResponseTypes ReportBatchItemFailures: long-poll ReceiveMessage
@@ -86,7 +86,7 @@ func (p *QueuePoller) Poll(stop, invoke context.Context) error {
 	if len(out.Messages) == 0 {
 		return nil
 	}
-	ev := lambdaevents.SQSEvent{Records: make([]lambdaevents.SQSMessage, len(out.Messages))}
+	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(out.Messages))}
 	for i, m := range out.Messages {
 		ev.Records[i] = p.Convert(m, p.QueueARN, p.Region)
 	}
@@ -134,7 +134,7 @@ func (p *QueuePoller) Poll(stop, invoke context.Context) error {
 	return nil
 }
 
-func safeQueue(ctx context.Context, h QueueHandler, ev lambdaevents.SQSEvent) (resp lambdaevents.SQSEventResponse, err error) {
+func safeQueue(ctx context.Context, h QueueHandler, ev events.SQSEvent) (resp events.SQSEventResponse, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("worker panicked: %v", r)

@@ -7,17 +7,17 @@ import (
 	"log/slog"
 	"time"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamstypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // StreamHandler is the stream processor's Lambda handler.
-type StreamHandler func(context.Context, lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error)
+type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
 // StreamsAPI is the part of the DynamoDB Streams client the poller uses:
 // the same as streamproc's stream reader.
@@ -202,9 +202,9 @@ func (p *StreamPoller) step(stop, invoke context.Context, s *shard) (int, error)
 		s.done = s.iter == nil
 		return 0, nil
 	}
-	recs := make([]lambdaevents.DynamoDBEventRecord, 0, len(out.Records))
+	recs := make([]events.DynamoDBEventRecord, 0, len(out.Records))
 	for _, r := range out.Records {
-		lr, err := events.FromStreamsRecord(r, p.StreamARN)
+		lr, err := schema.FromStreamsRecord(r, p.StreamARN)
 		if err != nil {
 			return 0, fmt.Errorf("convert stream record: %w", err)
 		}
@@ -270,11 +270,11 @@ func (p *StreamPoller) position(ctx context.Context, s *shard) error {
 
 // invoke calls the handler and returns the index of the first record to
 // retry, or -1 when the whole batch took effect.
-func (p *StreamPoller) invoke(parent context.Context, recs []lambdaevents.DynamoDBEventRecord) int {
+func (p *StreamPoller) invoke(parent context.Context, recs []events.DynamoDBEventRecord) int {
 	p.invocations++
 	ctx, cancel := context.WithTimeout(parent, p.Invoke)
 	defer cancel()
-	resp, err := safeStream(ctx, p.Handle, lambdaevents.DynamoDBEvent{Records: recs})
+	resp, err := safeStream(ctx, p.Handle, events.DynamoDBEvent{Records: recs})
 	if err != nil {
 		p.Log.Warn("stream handler returned an error: the whole batch is retried", slog.String("error", err.Error()), slog.Int("records", len(recs)))
 		return 0
@@ -300,7 +300,7 @@ func (p *StreamPoller) invoke(parent context.Context, recs []lambdaevents.Dynamo
 
 // safeStream turns a handler panic into an error, as Lambda reports a
 // crashed invocation as a function error.
-func safeStream(ctx context.Context, h StreamHandler, ev lambdaevents.DynamoDBEvent) (resp lambdaevents.DynamoDBEventResponse, err error) {
+func safeStream(ctx context.Context, h StreamHandler, ev events.DynamoDBEvent) (resp events.DynamoDBEventResponse, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("stream handler panicked: %v", r)

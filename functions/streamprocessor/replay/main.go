@@ -45,6 +45,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 func main() {
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			fmt.Fprintln(stderr, "replay:", err)
 			return 1
 		}
-		if evs, err = events.DecodeEvents(data); err != nil {
+		if evs, err = schema.DecodeEvents(data); err != nil {
 			fmt.Fprintln(stderr, "replay:", events.RedactIDs(err.Error()))
 			return 1
 		}
@@ -179,7 +180,7 @@ func dryRun(evs []lambdaevents.DynamoDBEvent, out *json.Encoder, stderr io.Write
 	log := logging.New(stderr, slog.LevelInfo)
 	for i, ev := range evs {
 		for _, rec := range ev.Records {
-			c, err := events.DecodeRecord(rec)
+			c, err := schema.DecodeRecord(rec)
 			if err != nil {
 				log.Error("undecodable stream record", slog.Int("event", i),
 					slog.String("sequenceNumber", rec.Change.SequenceNumber), slog.String("error", events.RedactIDs(err.Error())))

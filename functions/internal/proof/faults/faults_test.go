@@ -25,12 +25,15 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -54,6 +57,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 const (
@@ -74,11 +78,13 @@ func envInt(name string, def int) int {
 // faultCounts counts the injected faults by kind.
 type faultCounts struct {
 	kills, extraDeliveries, reorders, streamFailures, streamRedeliveries, streamSplits, skewedClocks atomic.Int64
+	// poison: undecodable stream records slipped into the batches.
+	poison atomic.Int64
 }
 
 func (c *faultCounts) total() int64 {
 	return c.kills.Load() + c.extraDeliveries.Load() + c.reorders.Load() + c.streamFailures.Load() +
-		c.streamRedeliveries.Load() + c.streamSplits.Load() + c.skewedClocks.Load()
+		c.streamRedeliveries.Load() + c.streamSplits.Load() + c.skewedClocks.Load() + c.poison.Load()
 }
 
 // failOnce fails the n-th call (counting from 1) made through it, once.
@@ -147,11 +153,15 @@ type env struct {
 	frames   *dynamo.FrameStore
 	queueURL string
 	queueARN string
-	reader   *streamproc.StreamReader
-	handler  *streamproc.Handler
-	fail     *failOnce
-	counts   *faultCounts
-	log      *slog.Logger
+	// poisonURL is the stream handler's poison queue; poisonSeqs the
+	// sequence numbers of the poison records slipped into the batches.
+	poisonURL  string
+	poisonSeqs map[string]bool
+	reader     *streamproc.StreamReader
+	handler    *streamproc.Handler
+	fail       *failOnce
+	counts     *faultCounts
+	log        *slog.Logger
 
 	// every stream record read, deduplicated by sequence number, in order
 	seen    map[string]bool
@@ -162,7 +172,7 @@ func newEnv(t *testing.T, counts *faultCounts) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	e := &env{t: t, ddb: testenv.DynamoDB(t), sqs: testenv.SQS(t), fail: &failOnce{}, counts: counts,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), seen: map[string]bool{}}
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), seen: map[string]bool{}, poisonSeqs: map[string]bool{}}
 	e.tables = dynamo.Tables{Movies: testenv.UniqueName(t, "movies"), Frames: testenv.UniqueName(t, "frames"), Audit: testenv.UniqueName(t, "audit")}
 	if err := dynamo.CreateTables(ctx, e.ddb, e.tables); err != nil {
 		t.Fatalf("create tables: %v", err)
@@ -175,6 +185,11 @@ func newEnv(t *testing.T, counts *faultCounts) *env {
 		t.Fatalf("create queue: %v", err)
 	}
 	e.queueURL = *q.QueueUrl
+	pq, err := e.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.UniqueName(t, "poison"))})
+	if err != nil {
+		t.Fatalf("create poison queue: %v", err)
+	}
+	e.poisonURL = *pq.QueueUrl
 	attrs, err := e.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl,
 		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
 	if err != nil {
@@ -188,7 +203,8 @@ func newEnv(t *testing.T, counts *faultCounts) *env {
 	e.reader = streamproc.NewStreamReader(testenv.Streams(t), arn)
 	e.handler, err = streamproc.New(streamproc.Options{
 		Queue: faultyQueue{e.sqs, e.fail}, Audit: faultyAudit{e.ddb, e.fail}, QueueURL: e.queueURL, AuditTable: e.tables.Audit,
-		Log: e.log, Backoff: func(int) time.Duration { return 0 },
+		PoisonQueueURL: e.poisonURL,
+		Log:            e.log, Backoff: func(int) time.Duration { return 0 },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +244,15 @@ func (e *env) pumpStream(rng *rand.Rand) {
 		if k < len(pending) {
 			e.counts.streamSplits.Add(1)
 		}
-		batch := pending[:k]
+		batch := append([]lambdaevents.DynamoDBEventRecord(nil), pending[:k]...)
+		slipped := ""
+		if rng.IntN(4) == 0 {
+			// A poison record (a row no decoder can read) slipped in at a
+			// random place: set aside, it must block and drop nothing.
+			at := rng.IntN(len(batch) + 1)
+			p := e.poisonOf(batch[min(at, len(batch)-1)])
+			batch, slipped = slices.Insert(batch, at, p), p.Change.SequenceNumber
+		}
 		if rng.IntN(3) == 0 {
 			e.fail.arm(1 + rng.IntN(2))
 		}
@@ -240,13 +264,21 @@ func (e *env) pumpStream(rng *rand.Rand) {
 		if err != nil {
 			continue // the whole batch is retried
 		}
-		done := k
+		done, retryPoison := k, -1
 		if len(resp.BatchItemFailures) > 0 {
 			seq := resp.BatchItemFailures[0].ItemIdentifier
 			done = -1
+			fromPending := 0 // the batch's records of pending before the failed one
 			for i, r := range batch {
 				if r.Change.SequenceNumber == seq {
-					done = i
+					done = fromPending
+					if seq == slipped {
+						retryPoison = i // its set-aside failed: Lambda retries from it
+					}
+					break
+				}
+				if r.Change.SequenceNumber != slipped {
+					fromPending++
 				}
 			}
 			if done < 0 {
@@ -260,7 +292,61 @@ func (e *env) pumpStream(rng *rand.Rand) {
 			}
 		}
 		pending = pending[done:]
+		if retryPoison >= 0 {
+			pending = append([]lambdaevents.DynamoDBEventRecord{batch[retryPoison]}, pending...)
+		}
 	}
+}
+
+// poisonOf returns a copy of rec that can never decode (its version is not
+// a number), with a sequence number of its own.
+func (e *env) poisonOf(rec lambdaevents.DynamoDBEventRecord) lambdaevents.DynamoDBEventRecord {
+	img := maps.Clone(rec.Change.NewImage)
+	img[schema.AttrVersion] = lambdaevents.NewStringAttribute("not a number")
+	rec.Change.NewImage = img
+	rec.Change.SequenceNumber = fmt.Sprintf("99%019d", len(e.poisonSeqs)+1)
+	rec.EventID = "poison-" + rec.Change.SequenceNumber
+	if _, err := schema.DecodeRecord(rec); err == nil {
+		e.t.Fatal("the poison record decodes")
+	}
+	e.poisonSeqs[rec.Change.SequenceNumber] = true
+	e.counts.poison.Add(1)
+	return rec
+}
+
+// poisonLost returns how many of the poison records slipped in are not on
+// the poison queue (set aside at least once each); it drains the queue.
+func (e *env) poisonLost() int {
+	ctx := context.Background()
+	found := map[string]bool{}
+	for empty := 0; empty < 2; {
+		r, err := e.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &e.poisonURL, MaxNumberOfMessages: 10})
+		if err != nil {
+			e.t.Fatalf("receive poison: %v", err)
+		}
+		if len(r.Messages) == 0 {
+			empty++
+			continue
+		}
+		for _, m := range r.Messages {
+			var p streamproc.PoisonRecord
+			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &p); err != nil {
+				e.t.Fatalf("poison message: %v", err)
+			}
+			found[p.SequenceNumber] = true
+			if _, err := e.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &e.poisonURL, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	lost := 0
+	for seq := range e.poisonSeqs {
+		if !found[seq] {
+			lost++
+			e.t.Errorf("poison record %s was never set aside", seq)
+		}
+	}
+	return lost
 }
 
 // receive takes every message now on the queue (and deletes it: the
@@ -363,10 +449,11 @@ func TestFaultsEndToEnd(t *testing.T) {
 			t.Fatalf("run %d failed (FAULTS_SEED=%d)", run, seed)
 		}
 	}
-	t.Logf("faults injected: %d (kills %d, extra SQS deliveries %d, reorders %d, stream call failures %d, stream redeliveries %d, stream splits %d, skewed clocks %d)",
+	t.Logf("faults injected: %d (kills %d, extra SQS deliveries %d, reorders %d, stream call failures %d, stream redeliveries %d, stream splits %d, skewed clocks %d, poison records %d)",
 		counts.total(), counts.kills.Load(), counts.extraDeliveries.Load(), counts.reorders.Load(), counts.streamFailures.Load(),
-		counts.streamRedeliveries.Load(), counts.streamSplits.Load(), counts.skewedClocks.Load())
-	if err := proof.AppendCounts("faults", counts.total()); err != nil {
+		counts.streamRedeliveries.Load(), counts.streamSplits.Load(), counts.skewedClocks.Load(), counts.poison.Load())
+	lost := e.poisonLost()
+	if err := proof.AppendCounts("faults", counts.total(), "poison_records", counts.poison.Load(), "poison_lost", lost); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -460,7 +547,7 @@ func (e *env) checkAudit(movieID string, started map[string]bool) map[string]boo
 	completed := map[string]bool{}
 	want := map[string]bool{}
 	for _, r := range e.records {
-		c, err := events.DecodeRecord(r)
+		c, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatalf("decode record: %v", err)
 		}
@@ -496,7 +583,7 @@ func (e *env) checkAudit(movieID string, started map[string]bool) map[string]boo
 			e.t.Fatal(err)
 		}
 		for _, item := range page.Items {
-			it, err := events.UnmarshalAuditItem(item)
+			it, err := schema.UnmarshalAuditItem(item)
 			if err != nil {
 				e.t.Fatal(err)
 			}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
+	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
@@ -17,15 +20,19 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/proof"
 	"github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
+	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	ftransport "github.com/movietrace/tracinglocks/functions/internal/testenv/faults"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // segmentCounts are what TestSegmentedTracesUnderFaults measured over all
 // runs; the first four must be 0.
 type segmentCounts struct {
-	orphanedLeases, unterminatedJobs, mixedFrames, auditMismatches int
-	runs, backlogged, killedSegments, handoffs, invocations, swept int
+	orphanedLeases, unterminatedJobs, mixedFrames, auditMismatches, mixedMarkerSets int
+	runs, backlogged, killedSegments, handoffs, invocations, swept, markerChanges   int
 }
 
 // TestSegmentedTracesUnderFaults runs whole traces on DynamoDB Local and the
@@ -47,23 +54,28 @@ func TestSegmentedTracesUnderFaults(t *testing.T) {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("FAULTS_SEED=%d SEGMENT_RUNS=%d", seed, runs)
-	e := newEnv(t, &faultCounts{})
+	fc := &faultCounts{}
+	e := newEnv(t, fc)
+	lost := newLossyStores(t, e)
 	c := &segmentCounts{}
 	for run := 0; run < runs; run++ {
 		rng := rand.New(rand.NewPCG(seed, uint64(1000+run)))
-		e.segmentRun(rng, fmt.Sprintf("s%d", run), c)
+		e.segmentRun(rng, fmt.Sprintf("s%d", run), lost, c)
 		if t.Failed() {
 			t.Fatalf("run %d failed (FAULTS_SEED=%d)", run, seed)
 		}
 	}
-	t.Logf("%+v", *c)
-	if c.orphanedLeases+c.unterminatedJobs+c.mixedFrames+c.auditMismatches != 0 {
-		t.Fatalf("violations: %+v", *c)
+	poisonLost := e.poisonLost()
+	lostResponses := len(lost.ft.Injected())
+	t.Logf("%+v poison records %d (never set aside %d), lost responses %d", *c, fc.poison.Load(), poisonLost, lostResponses)
+	if c.orphanedLeases+c.unterminatedJobs+c.mixedFrames+c.auditMismatches+c.mixedMarkerSets+poisonLost != 0 {
+		t.Fatalf("violations: %+v, poison records never set aside %d", *c, poisonLost)
 	}
 	if err := proof.AppendCounts("segment_runs", c.runs, "orphaned_leases", c.orphanedLeases, "unterminated_jobs", c.unterminatedJobs,
-		"mixed_frames", c.mixedFrames, "audit_mismatches", c.auditMismatches, "handoffs", c.handoffs,
+		"mixed_frames", c.mixedFrames, "mixed_marker_sets", c.mixedMarkerSets, "audit_mismatches", c.auditMismatches, "handoffs", c.handoffs,
 		"segment_invocations", c.invocations, "killed_segments", c.killedSegments, "backlogged_jobs", c.backlogged,
-		"swept", c.swept); err != nil {
+		"swept", c.swept, "marker_changes", c.markerChanges, "lost_responses", lostResponses,
+		"poison_records", fc.poison.Load(), "poison_lost", poisonLost); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -75,7 +87,7 @@ const segLease = 2 * time.Second
 // frame if kill is set. The workers' clocks are not skewed here: a Lambda's
 // deadline and its clock are the same machine's (the skew runs are in
 // TestFaultsEndToEnd).
-func (e *env) invokeSegment(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bool, leaseFor, budget time.Duration, pl *plans, c *segmentCounts) worker.Outcome {
+func (e *env) invokeSegment(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bool, leaseFor, budget time.Duration, pl *plans, lost *lossyStores, c *segmentCounts) worker.Outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	synth := tracer.NewSynthetic(tracer.WithDelay(10 * time.Millisecond))
@@ -98,15 +110,20 @@ func (e *env) invokeSegment(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bo
 			return emit(f)
 		})
 	})
-	store := dynamo.NewJobStore(e.movies, e.frames)
+	// The worker's writes go through a transport that, on a random
+	// fraction of them, lets DynamoDB commit and then loses the answer (the
+	// SDK retries; the replay must be recognised).
+	lost.arm(rng)
+	store := dynamo.NewJobStore(lost.movies, lost.frames)
 	jobs, err := queue.NewJobs(e.sqs, e.queueURL)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	stop, reserve := worker.MarginsFor(budget)
 	w, err := worker.New(worker.Options{
 		Movies: store, Frames: store, Tracer: tr, Queue: jobs, Log: e.log,
 		LeaseDuration: leaseFor, Backoff: func(int) time.Duration { return 0 },
-		StopMargin: budget / 4, StartReserve: budget / 3,
+		StopMargin: stop, StartReserve: reserve,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -125,7 +142,7 @@ func (e *env) invokeSegment(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bo
 
 // drain delivers every queued message (1-2 copies each, shuffled) and the
 // continuations they send, until the queue stays empty.
-func (e *env) drain(rng *rand.Rand, movieID string, kills bool, budget time.Duration, leaseFor map[string]time.Duration, pl *plans, c *segmentCounts) {
+func (e *env) drain(rng *rand.Rand, movieID string, kills bool, budget time.Duration, leaseFor map[string]time.Duration, pl *plans, lost *lossyStores, c *segmentCounts) {
 	var deferred []lambdaevents.SQSMessage
 	for round := 0; ; round++ {
 		if round > 2000 {
@@ -162,14 +179,14 @@ func (e *env) drain(rng *rand.Rand, movieID string, kills bool, budget time.Dura
 				d = segLease
 			}
 			// A message left for redelivery comes back (Lambda's requeue).
-			if out := e.invokeSegment(rng, m, kills && rng.IntN(3) == 0, d, budget, pl, c); out.Redeliver() {
+			if out := e.invokeSegment(rng, m, kills && rng.IntN(3) == 0, d, budget, pl, lost, c); out.Redeliver() {
 				deferred = append(deferred, m)
 			}
 		}
 	}
 }
 
-func (e *env) segmentRun(rng *rand.Rand, movieID string, c *segmentCounts) {
+func (e *env) segmentRun(rng *rand.Rand, movieID string, lost *lossyStores, c *segmentCounts) {
 	t := e.t
 	ctx := context.Background()
 	c.runs++
@@ -195,7 +212,7 @@ func (e *env) segmentRun(rng *rand.Rand, movieID string, c *segmentCounts) {
 			e.waitNoLiveLease(movieID)
 			c.backlogged++
 		}
-		e.drain(rng, movieID, true, 1500*time.Millisecond, leases, pl, c)
+		e.drain(rng, movieID, true, 1500*time.Millisecond, leases, pl, lost, c)
 	}
 	// Killed jobs' leases go stale; the sweeper ends them on the row.
 	e.waitNoLiveLease(movieID)
@@ -211,11 +228,17 @@ func (e *env) segmentRun(rng *rand.Rand, movieID string, c *segmentCounts) {
 	e.pumpStream(rng)
 	e.countTerminal(movieID, started, c)
 
+	// Sometimes the markers change first: no frame traced for the old set
+	// may then remain among the final trace's results.
+	if rng.IntN(2) == 0 {
+		e.changeMarkers(movieID)
+		c.markerChanges++
+	}
 	// The final trace: no kills, still many invocations.
 	final := e.startTrace(rng, movieID, rng.IntN(n/4), longLease)
 	started[final] = true
 	leases[final] = longLease
-	e.drain(rng, movieID, false, 3*time.Second, leases, pl, c)
+	e.drain(rng, movieID, false, 3*time.Second, leases, pl, lost, c)
 	e.pumpStream(rng)
 
 	row, err := e.movies.Get(ctx, movieID)
@@ -265,7 +288,7 @@ func (e *env) waitNoLiveLease(movieID string) {
 func (e *env) countTerminal(movieID string, started map[string]bool, c *segmentCounts) {
 	ended := map[string]bool{}
 	for _, r := range e.records {
-		ch, err := events.DecodeRecord(r)
+		ch, err := schema.DecodeRecord(r)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -323,10 +346,84 @@ func (e *env) countMixed(movieID, final string, row domain.Movie, pl *plans, c *
 			e.t.Errorf("%s: frame %d of job %s after the final job's start %d", movieID, i, f.JobID, fp.From)
 		}
 	}
+	markers := map[string]bool{}
+	for _, mk := range row.Settings.Markers {
+		markers[mk.ID] = true
+	}
+	for i, f := range stored {
+		same := len(f.Points) == len(markers)
+		for _, p := range f.Points {
+			same = same && markers[p.MarkerID]
+		}
+		if !same {
+			c.mixedMarkerSets++
+			e.t.Errorf("%s: frame %d (job %s) was traced for markers %+v, not the current set %v", movieID, i, f.JobID, f.Points, markers)
+		}
+	}
 	for i := row.Settings.Trim.Start; i < fp.From; i++ {
 		if _, ok := stored[i]; !ok {
 			c.mixedFrames++
 			e.t.Errorf("%s: frame %d below the final start %d (clean before %d) is missing", movieID, i, fp.From, row.CleanBefore)
+		}
+	}
+}
+
+// lossyStores are the workers' movie and frame stores on a client whose
+// transport loses the answer of some committed writes.
+type lossyStores struct {
+	ft     *ftransport.Transport
+	movies *dynamo.MovieStore
+	frames *dynamo.FrameStore
+}
+
+func newLossyStores(t *testing.T, e *env) *lossyStores {
+	ft := ftransport.New(nil)
+	client := testenv.DynamoDB(t, func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: ft}
+		o.Retryer = awsretry.NewStandard(func(so *awsretry.StandardOptions) {
+			so.Backoff = awsretry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
+		})
+	})
+	return &lossyStores{ft: ft, movies: dynamo.NewMovieStore(client, e.tables.Movies), frames: dynamo.NewFrameStore(client, e.tables.Frames)}
+}
+
+// arm makes the next movie-row write (one invocation in four) or fenced
+// frame write (one in six) commit and lose its answer, by a 500 or a reset.
+func (l *lossyStores) arm(rng *rand.Rand) {
+	kind := []ftransport.Kind{ftransport.Lose500, ftransport.Drop}[rng.IntN(2)]
+	if rng.IntN(4) == 0 {
+		l.ft.Inject(ftransport.Rule{Op: "UpdateItem", Kind: kind, Times: 1})
+	}
+	if rng.IntN(6) == 0 {
+		l.ft.Inject(ftransport.Rule{Op: "TransactWriteItems", Kind: kind, Times: 1})
+	}
+}
+
+// changeMarkers replaces the movie's markers through an analysis lease, as
+// a page would between two traces.
+func (e *env) changeMarkers(movieID string) {
+	ctx := context.Background()
+	id, user := token.New(), users[0]
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := e.movies.Commit(ctx, movieID, domain.OpenAnalysis{LeaseID: id, User: user, Now: time.Now(), Duration: segLease})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: Analyze never opened: %v", movieID, err)
+		}
+	}
+	row, err := e.movies.Get(ctx, movieID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	next := []domain.Marker{{ID: fmt.Sprintf("m%d", row.Version), Label: "new", X: 0.25, Y: 0.75}}
+	for _, c := range []domain.Command{
+		domain.EditMarkers{LeaseID: id, UserID: user.ID, Now: time.Now(), Markers: next},
+		domain.Release{LeaseID: id, Now: time.Now()},
+	} {
+		if _, err := e.movies.Commit(ctx, movieID, c); err != nil {
+			e.t.Fatalf("%s: %T: %v", movieID, c, err)
 		}
 	}
 }

@@ -35,3 +35,33 @@ func TestRefusesNothingAndGarbage(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultSuiteCountsComeFirstAndFail: the fault suite's verdicts follow
+// the histories' in the summary line, and any of them not 0 fails it.
+func TestFaultSuiteCountsComeFirstAndFail(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	counts := "proof-count histories=3 violations=0 fuzz_execs=9\n" +
+		"proof-count faults=5 poison_records=2 poison_lost=0\n" +
+		"proof-count segment_runs=1 orphaned_leases=0 unterminated_jobs=0 mixed_frames=0 mixed_marker_sets=0 audit_mismatches=0 lost_responses=4 poison_records=1 poison_lost=0\n"
+	if err := os.WriteFile(a, []byte(counts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := read([]string{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "proof: histories=3 violations=0 orphaned_leases=0 unterminated_jobs=0 mixed_frames=0 mixed_marker_sets=0 audit_mismatches=0 poison_lost=0 faults=5 poison_records=3 lost_responses=4 fuzz_execs=9 segment_runs=1"
+	if got := line(sums); got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if failed(sums) {
+		t.Fatal("all-zero verdicts failed the summary")
+	}
+	for _, k := range mustBeZero {
+		bad := map[string]int64{k: 1}
+		if !failed(bad) {
+			t.Errorf("%s=1 does not fail the summary", k)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package events
+package schema
 
 import (
 	"fmt"
@@ -8,46 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-)
-
-// Attribute names of a movie item. Condition and update expressions use these
-// constants, so the schema has one spelling.
-const (
-	AttrMovieID         = "movieId"
-	AttrTitle           = "title"
-	AttrFrameCount      = "frameCount"
-	AttrFrameRate       = "frameRate"
-	AttrStatus          = "status"
-	AttrMarkers         = "markers"
-	AttrTrimStart       = "trimStart"
-	AttrTrimEnd         = "trimEnd"
-	AttrCaptureInterval = "captureInterval"
-	AttrLease           = "lease"
-	AttrFramesWritten   = "framesWritten"
-	AttrTotalFrames     = "totalFrames"
-	AttrCleanBefore     = "cleanBefore"
-	AttrLastJob         = "lastJob"
-	AttrVersion         = "version"
-	AttrUpdatedAt       = "updatedAt"
-	AttrVideo           = "video"
-	AttrUpload          = "upload"
-	AttrIngestFailure   = "ingestFailure"
-	// Path inside the upload map.
-	AttrUploadExpiresAt = AttrUpload + ".expiresAt"
-
-	// Paths inside the lease map.
-	AttrLeaseKind        = AttrLease + ".kind"
-	AttrLeaseID          = AttrLease + ".id"
-	AttrLeaseUserID      = AttrLease + ".userId"
-	AttrLeaseHeartbeatAt = AttrLease + ".heartbeatAt"
-	AttrLeaseExpiresAt   = AttrLease + ".expiresAt"
-	AttrLeaseClaimed     = AttrLease + ".claimed"
-	AttrLeaseClaimToken  = AttrLease + ".claimToken"
-
-	// Paths inside the last job map.
-	AttrLastJobID     = AttrLastJob + ".jobId"
-	AttrLastJobStatus = AttrLastJob + ".status"
-	AttrLeaseSegment  = AttrLease + ".segment"
 )
 
 // LeaseItem is the stored lease map. Times are Unix milliseconds so that

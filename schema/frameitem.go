@@ -1,4 +1,4 @@
-package events
+package schema
 
 import (
 	"fmt"
@@ -8,13 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
-)
-
-// Attribute names of a frame item. The frames table's key is (movieId,
-// frame); the job ID attribute is spelt like the audit table's (AttrJobID).
-const (
-	AttrFrameIndex = "frame"
-	AttrPoints     = "points"
 )
 
 // PointItem is one stored marker position. The pixel coordinates,

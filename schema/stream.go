@@ -1,4 +1,4 @@
-package events
+package schema
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamstypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
@@ -25,7 +25,7 @@ const maxDepth = 32
 // handled (S, N, B, BOOL, NULL, M, L, SS, NS, BS); a zero DynamoDBAttributeValue
 // (which Lambda never produces) and nesting deeper than DynamoDB allows are
 // errors. Numbers are passed through as strings, as DynamoDB sends them.
-func FromStreamImage(image map[string]lambdaevents.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
+func FromStreamImage(image map[string]events.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
 	if image == nil {
 		return nil, nil
 	}
@@ -41,45 +41,45 @@ func FromStreamImage(image map[string]lambdaevents.DynamoDBAttributeValue) (map[
 }
 
 // FromStreamAttributeValue converts one Lambda attribute value.
-func FromStreamAttributeValue(v lambdaevents.DynamoDBAttributeValue) (types.AttributeValue, error) {
+func FromStreamAttributeValue(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
 	return fromStream(v, 1)
 }
 
 var errNoValue = errors.New("attribute value has no type (zero DynamoDBAttributeValue)")
 
-func fromStream(v lambdaevents.DynamoDBAttributeValue, depth int) (types.AttributeValue, error) {
+func fromStream(v events.DynamoDBAttributeValue, depth int) (types.AttributeValue, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("nested deeper than %d levels", maxDepth)
 	}
 	dt := v.DataType()
 	// The zero value claims DataTypeBinary (iota 0) but holds nothing; its
 	// accessors would panic. Lambda's JSON decoder never produces it.
-	if v.IsNull() && dt != lambdaevents.DataTypeNull {
+	if v.IsNull() && dt != events.DataTypeNull {
 		return nil, errNoValue
 	}
 	switch dt {
-	case lambdaevents.DataTypeString:
+	case events.DataTypeString:
 		return &types.AttributeValueMemberS{Value: v.String()}, nil
-	case lambdaevents.DataTypeNumber:
+	case events.DataTypeNumber:
 		return &types.AttributeValueMemberN{Value: v.Number()}, nil
-	case lambdaevents.DataTypeBinary:
+	case events.DataTypeBinary:
 		return &types.AttributeValueMemberB{Value: slices.Clone(v.Binary())}, nil
-	case lambdaevents.DataTypeBoolean:
+	case events.DataTypeBoolean:
 		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}, nil
-	case lambdaevents.DataTypeNull:
+	case events.DataTypeNull:
 		return &types.AttributeValueMemberNULL{Value: true}, nil
-	case lambdaevents.DataTypeStringSet:
+	case events.DataTypeStringSet:
 		return &types.AttributeValueMemberSS{Value: slices.Clone(v.StringSet())}, nil
-	case lambdaevents.DataTypeNumberSet:
+	case events.DataTypeNumberSet:
 		return &types.AttributeValueMemberNS{Value: slices.Clone(v.NumberSet())}, nil
-	case lambdaevents.DataTypeBinarySet:
+	case events.DataTypeBinarySet:
 		bs := v.BinarySet()
 		out := make([][]byte, len(bs))
 		for i, b := range bs {
 			out[i] = slices.Clone(b)
 		}
 		return &types.AttributeValueMemberBS{Value: out}, nil
-	case lambdaevents.DataTypeList:
+	case events.DataTypeList:
 		l := v.List()
 		out := make([]types.AttributeValue, len(l))
 		for i, e := range l {
@@ -90,7 +90,7 @@ func fromStream(v lambdaevents.DynamoDBAttributeValue, depth int) (types.Attribu
 			out[i] = av
 		}
 		return &types.AttributeValueMemberL{Value: out}, nil
-	case lambdaevents.DataTypeMap:
+	case events.DataTypeMap:
 		m := v.Map()
 		out := make(map[string]types.AttributeValue, len(m))
 		for k, e := range m {
@@ -109,11 +109,11 @@ func fromStream(v lambdaevents.DynamoDBAttributeValue, depth int) (types.Attribu
 // ToStreamImage is the inverse of FromStreamImage: SDK attribute values in
 // Lambda's form. It is how records read with the DynamoDB Streams API (after
 // attributevalue.FromDynamoDBStreamsMap) become the records Lambda delivers.
-func ToStreamImage(item map[string]types.AttributeValue) (map[string]lambdaevents.DynamoDBAttributeValue, error) {
+func ToStreamImage(item map[string]types.AttributeValue) (map[string]events.DynamoDBAttributeValue, error) {
 	if item == nil {
 		return nil, nil
 	}
-	out := make(map[string]lambdaevents.DynamoDBAttributeValue, len(item))
+	out := make(map[string]events.DynamoDBAttributeValue, len(item))
 	for k, v := range item {
 		lv, err := toStream(v, 1)
 		if err != nil {
@@ -124,53 +124,53 @@ func ToStreamImage(item map[string]types.AttributeValue) (map[string]lambdaevent
 	return out, nil
 }
 
-func toStream(v types.AttributeValue, depth int) (lambdaevents.DynamoDBAttributeValue, error) {
+func toStream(v types.AttributeValue, depth int) (events.DynamoDBAttributeValue, error) {
 	if depth > maxDepth {
-		return lambdaevents.DynamoDBAttributeValue{}, fmt.Errorf("nested deeper than %d levels", maxDepth)
+		return events.DynamoDBAttributeValue{}, fmt.Errorf("nested deeper than %d levels", maxDepth)
 	}
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
-		return lambdaevents.NewStringAttribute(v.Value), nil
+		return events.NewStringAttribute(v.Value), nil
 	case *types.AttributeValueMemberN:
-		return lambdaevents.NewNumberAttribute(v.Value), nil
+		return events.NewNumberAttribute(v.Value), nil
 	case *types.AttributeValueMemberB:
-		return lambdaevents.NewBinaryAttribute(slices.Clone(v.Value)), nil
+		return events.NewBinaryAttribute(slices.Clone(v.Value)), nil
 	case *types.AttributeValueMemberBOOL:
-		return lambdaevents.NewBooleanAttribute(v.Value), nil
+		return events.NewBooleanAttribute(v.Value), nil
 	case *types.AttributeValueMemberNULL:
-		return lambdaevents.NewNullAttribute(), nil
+		return events.NewNullAttribute(), nil
 	case *types.AttributeValueMemberSS:
-		return lambdaevents.NewStringSetAttribute(slices.Clone(v.Value)), nil
+		return events.NewStringSetAttribute(slices.Clone(v.Value)), nil
 	case *types.AttributeValueMemberNS:
-		return lambdaevents.NewNumberSetAttribute(slices.Clone(v.Value)), nil
+		return events.NewNumberSetAttribute(slices.Clone(v.Value)), nil
 	case *types.AttributeValueMemberBS:
 		out := make([][]byte, len(v.Value))
 		for i, b := range v.Value {
 			out[i] = slices.Clone(b)
 		}
-		return lambdaevents.NewBinarySetAttribute(out), nil
+		return events.NewBinarySetAttribute(out), nil
 	case *types.AttributeValueMemberL:
-		out := make([]lambdaevents.DynamoDBAttributeValue, len(v.Value))
+		out := make([]events.DynamoDBAttributeValue, len(v.Value))
 		for i, e := range v.Value {
 			lv, err := toStream(e, depth+1)
 			if err != nil {
-				return lambdaevents.DynamoDBAttributeValue{}, fmt.Errorf("[%d]: %w", i, err)
+				return events.DynamoDBAttributeValue{}, fmt.Errorf("[%d]: %w", i, err)
 			}
 			out[i] = lv
 		}
-		return lambdaevents.NewListAttribute(out), nil
+		return events.NewListAttribute(out), nil
 	case *types.AttributeValueMemberM:
-		out := make(map[string]lambdaevents.DynamoDBAttributeValue, len(v.Value))
+		out := make(map[string]events.DynamoDBAttributeValue, len(v.Value))
 		for k, e := range v.Value {
 			lv, err := toStream(e, depth+1)
 			if err != nil {
-				return lambdaevents.DynamoDBAttributeValue{}, fmt.Errorf("%q: %w", k, err)
+				return events.DynamoDBAttributeValue{}, fmt.Errorf("%q: %w", k, err)
 			}
 			out[k] = lv
 		}
-		return lambdaevents.NewMapAttribute(out), nil
+		return events.NewMapAttribute(out), nil
 	default:
-		return lambdaevents.DynamoDBAttributeValue{}, fmt.Errorf("unsupported attribute value %T", v)
+		return events.DynamoDBAttributeValue{}, fmt.Errorf("unsupported attribute value %T", v)
 	}
 }
 
@@ -178,8 +178,8 @@ func toStream(v types.AttributeValue, depth int) (lambdaevents.DynamoDBAttribute
 // (GetRecords) into the record Lambda would deliver for it. streamARN is the
 // eventSourceARN Lambda sets (the Streams API records do not carry it).
 // Tests and the local stack use it to feed the real stream to the handler.
-func FromStreamsRecord(rec streamstypes.Record, streamARN string) (lambdaevents.DynamoDBEventRecord, error) {
-	out := lambdaevents.DynamoDBEventRecord{
+func FromStreamsRecord(rec streamstypes.Record, streamARN string) (events.DynamoDBEventRecord, error) {
+	out := events.DynamoDBEventRecord{
 		AWSRegion:      deref(rec.AwsRegion),
 		EventID:        deref(rec.EventID),
 		EventName:      string(rec.EventName),
@@ -188,18 +188,18 @@ func FromStreamsRecord(rec streamstypes.Record, streamARN string) (lambdaevents.
 		EventSourceArn: streamARN,
 	}
 	if rec.UserIdentity != nil {
-		out.UserIdentity = &lambdaevents.DynamoDBUserIdentity{
+		out.UserIdentity = &events.DynamoDBUserIdentity{
 			Type: deref(rec.UserIdentity.Type), PrincipalID: deref(rec.UserIdentity.PrincipalId),
 		}
 	}
 	sr := rec.Dynamodb
 	if sr == nil {
-		return lambdaevents.DynamoDBEventRecord{}, errors.New("streams record has no dynamodb section")
+		return events.DynamoDBEventRecord{}, errors.New("streams record has no dynamodb section")
 	}
 	var err error
 	ch := &out.Change
 	if sr.ApproximateCreationDateTime != nil {
-		ch.ApproximateCreationDateTime = lambdaevents.SecondsEpochTime{Time: *sr.ApproximateCreationDateTime}
+		ch.ApproximateCreationDateTime = events.SecondsEpochTime{Time: *sr.ApproximateCreationDateTime}
 	}
 	ch.SequenceNumber = deref(sr.SequenceNumber)
 	if sr.SizeBytes != nil {
@@ -208,17 +208,17 @@ func FromStreamsRecord(rec streamstypes.Record, streamARN string) (lambdaevents.
 	ch.StreamViewType = string(sr.StreamViewType)
 	for _, img := range []struct {
 		from map[string]streamstypes.AttributeValue
-		to   *map[string]lambdaevents.DynamoDBAttributeValue
+		to   *map[string]events.DynamoDBAttributeValue
 	}{{sr.Keys, &ch.Keys}, {sr.NewImage, &ch.NewImage}, {sr.OldImage, &ch.OldImage}} {
 		if img.from == nil {
 			continue
 		}
 		ddb, cerr := attributevalue.FromDynamoDBStreamsMap(img.from)
 		if cerr != nil {
-			return lambdaevents.DynamoDBEventRecord{}, fmt.Errorf("convert streams image: %w", cerr)
+			return events.DynamoDBEventRecord{}, fmt.Errorf("convert streams image: %w", cerr)
 		}
 		if *img.to, err = ToStreamImage(ddb); err != nil {
-			return lambdaevents.DynamoDBEventRecord{}, err
+			return events.DynamoDBEventRecord{}, err
 		}
 	}
 	return out, nil
@@ -241,14 +241,14 @@ type Change struct {
 // is permanent: the same record can never decode (a retry cannot help).
 // A record without the images its event name implies is an error, because
 // the table's stream must be NEW_AND_OLD_IMAGES.
-func DecodeRecord(rec lambdaevents.DynamoDBEventRecord) (Change, error) {
+func DecodeRecord(rec events.DynamoDBEventRecord) (Change, error) {
 	var wantOld, wantNew bool
-	switch lambdaevents.DynamoDBOperationType(rec.EventName) {
-	case lambdaevents.DynamoDBOperationTypeInsert:
+	switch events.DynamoDBOperationType(rec.EventName) {
+	case events.DynamoDBOperationTypeInsert:
 		wantNew = true
-	case lambdaevents.DynamoDBOperationTypeModify:
+	case events.DynamoDBOperationTypeModify:
 		wantOld, wantNew = true, true
-	case lambdaevents.DynamoDBOperationTypeRemove:
+	case events.DynamoDBOperationTypeRemove:
 		wantOld = true
 	default:
 		return Change{}, fmt.Errorf("stream record: unknown eventName %q", rec.EventName)
@@ -271,7 +271,7 @@ func DecodeRecord(rec lambdaevents.DynamoDBEventRecord) (Change, error) {
 	return c, nil
 }
 
-func decodeImage(name string, img map[string]lambdaevents.DynamoDBAttributeValue) (*domain.Movie, error) {
+func decodeImage(name string, img map[string]events.DynamoDBAttributeValue) (*domain.Movie, error) {
 	if len(img) == 0 {
 		return nil, fmt.Errorf("stream record: no %s (the stream must be NEW_AND_OLD_IMAGES)", name)
 	}
@@ -293,7 +293,7 @@ func decodeImage(name string, img map[string]lambdaevents.DynamoDBAttributeValue
 // ({"Records": [...]}) or a JSON array of them. aws-lambda-go's attribute
 // decoder can panic on some malformed input (a non-string inside "BS"); that
 // is reported as an error here.
-func DecodeEvents(data []byte) (evs []lambdaevents.DynamoDBEvent, err error) {
+func DecodeEvents(data []byte) (evs []events.DynamoDBEvent, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			evs, err = nil, fmt.Errorf("decode stream events: malformed attribute value (%v)", r)
@@ -303,9 +303,9 @@ func DecodeEvents(data []byte) (evs []lambdaevents.DynamoDBEvent, err error) {
 	if len(data) > 0 && data[0] == '[' {
 		err = json.Unmarshal(data, &evs)
 	} else {
-		var ev lambdaevents.DynamoDBEvent
+		var ev events.DynamoDBEvent
 		err = json.Unmarshal(data, &ev)
-		evs = []lambdaevents.DynamoDBEvent{ev}
+		evs = []events.DynamoDBEvent{ev}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decode stream events: %w", err)
@@ -315,7 +315,7 @@ func DecodeEvents(data []byte) (evs []lambdaevents.DynamoDBEvent, err error) {
 
 // DecodeImageJSON decodes one image in Lambda's JSON form, recovering the
 // decoder's panics as errors (see DecodeEvents).
-func DecodeImageJSON(data []byte) (img map[string]lambdaevents.DynamoDBAttributeValue, err error) {
+func DecodeImageJSON(data []byte) (img map[string]events.DynamoDBAttributeValue, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			img, err = nil, fmt.Errorf("decode image: malformed attribute value (%v)", r)

@@ -1,4 +1,4 @@
-package events
+package schema
 
 import (
 	"reflect"
@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 func TestAuditItem(t *testing.T) {
-	e := Event{Type: TracingStarted, MovieID: "movie-1", JobID: job1, UserID: alice.ID, UserName: alice.Name,
+	e := events.Event{Type: events.TracingStarted, MovieID: "movie-1", JobID: job1, UserID: alice.ID, UserName: alice.Name,
 		At: time.Date(2026, 12, 2, 13, 4, 5, 6_000_000, time.FixedZone("x", 3600)), FromFrame: 7, Version: 9,
 		Summary: "ignored for a start"}
 	it := NewAuditItem(e)
@@ -36,8 +37,8 @@ func TestAuditItem(t *testing.T) {
 		t.Errorf("time %v %v", at, err)
 	}
 	// Fixed width: lexical order is time order.
-	a := NewAuditItem(Event{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}).OccurredAt
-	b := NewAuditItem(Event{At: time.Date(2026, 1, 1, 0, 0, 0, 100_000_000, time.UTC)}).OccurredAt
+	a := NewAuditItem(events.Event{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}).OccurredAt
+	b := NewAuditItem(events.Event{At: time.Date(2026, 1, 1, 0, 0, 0, 100_000_000, time.UTC)}).OccurredAt
 	if len(a) != len(b) || a >= b {
 		t.Errorf("%s !< %s", a, b)
 	}
@@ -66,15 +67,15 @@ var hostileSummaries = []string{
 
 func TestAuditItemSanitizesHostileSummaries(t *testing.T) {
 	for _, s := range hostileSummaries {
-		for _, typ := range []EventType{TracingFailed, TracingAbandoned} {
-			it := NewAuditItem(Event{Type: typ, MovieID: "movie-1", JobID: job1, Summary: s})
+		for _, typ := range []events.EventType{events.TracingFailed, events.TracingAbandoned} {
+			it := NewAuditItem(events.Event{Type: typ, MovieID: "movie-1", JobID: job1, Summary: s})
 			if it.Summary == "" || len(it.Summary) > domain.MaxSummary {
 				t.Errorf("summary %q of %q", it.Summary, s)
 			}
 			checkAuditItemSafe(t, it)
 		}
 	}
-	if it := NewAuditItem(Event{Type: TracingCompleted, JobID: job1, Summary: hostile}); it.Summary != "" {
+	if it := NewAuditItem(events.Event{Type: events.TracingCompleted, JobID: job1, Summary: hostile}); it.Summary != "" {
 		t.Errorf("completed carries summary %q", it.Summary)
 	}
 }

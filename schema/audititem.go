@@ -1,4 +1,4 @@
-package events
+package schema
 
 import (
 	"fmt"
@@ -8,23 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
-
-// Attribute names of an audit item. The table's key is (movieId, eventKey);
-// its global secondary index HistoryIndex is (movieId, historyKey).
-const (
-	AttrEventKey   = "eventKey"
-	AttrType       = "type"
-	AttrJobID      = "jobId"
-	AttrOccurredAt = "occurredAt"
-	AttrHistoryKey = "historyKey"
-)
-
-// HistoryIndex is the audit table's global secondary index that orders a
-// movie's items by time: partition key movieId, sort key historyKey
-// ("<occurredAt>#<digest of eventKey>", HistoryPosition.IndexKey), all
-// attributes projected. A history page is one Query of it, newest first.
-const HistoryIndex = "history"
 
 // AuditItem is one row of the audit table: a user-facing record of a trace
 // outcome. It holds no lease ID of an analysis lease, no stack trace and no
@@ -52,7 +37,7 @@ type AuditItem struct {
 	// Summary is set for failed and abandoned jobs only, sanitized again
 	// (domain.SanitizeSummary) whatever the row held.
 	Summary string `dynamodbav:"summary,omitempty"`
-	// Settings and traced range (see Event); absent in items written before
+	// Settings and traced range (see events.Event); absent in items written before
 	// they were recorded.
 	TrimStart       int `dynamodbav:"trimStart,omitempty"`
 	TrimEnd         int `dynamodbav:"trimEnd,omitempty"`
@@ -62,28 +47,25 @@ type AuditItem struct {
 	LastFrame       int `dynamodbav:"lastFrame,omitempty"`
 }
 
-// AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
-func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
-
 // NewAuditItem returns the audit item of an event. It is a pure function of
 // the event, so a replayed record yields the same item.
-func NewAuditItem(e Event) AuditItem {
+func NewAuditItem(e events.Event) AuditItem {
 	it := AuditItem{
 		MovieID: e.MovieID, EventKey: e.AuditKey(), Type: string(e.Type), JobID: e.JobID,
-		UserID: e.UserID, UserName: e.UserName, OccurredAt: FormatTime(e.At),
+		UserID: e.UserID, UserName: e.UserName, OccurredAt: events.FormatTime(e.At),
 		FromFrame: e.FromFrame, Version: e.Version,
 		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
 		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
 	}
 	it.HistoryKey = it.Position().IndexKey()
-	if e.Type == TracingFailed || e.Type == TracingAbandoned {
+	if e.Type == events.TracingFailed || e.Type == events.TracingAbandoned {
 		it.Summary = domain.SanitizeSummary(e.Summary)
 	}
 	return it
 }
 
 // MarshalAuditItem encodes an event's audit item as a DynamoDB item.
-func MarshalAuditItem(e Event) (map[string]types.AttributeValue, error) {
+func MarshalAuditItem(e events.Event) (map[string]types.AttributeValue, error) {
 	item, err := attributevalue.MarshalMap(NewAuditItem(e))
 	if err != nil {
 		return nil, fmt.Errorf("encode audit item: %w", err)
@@ -101,4 +83,9 @@ func UnmarshalAuditItem(item map[string]types.AttributeValue) (AuditItem, error)
 }
 
 // Time parses OccurredAt.
-func (it AuditItem) Time() (time.Time, error) { return time.Parse(TimeLayout, it.OccurredAt) }
+func (it AuditItem) Time() (time.Time, error) { return time.Parse(events.TimeLayout, it.OccurredAt) }
+
+// Position is the item's place in its movie's history.
+func (it AuditItem) Position() events.HistoryPosition {
+	return events.NewHistoryPosition(it.OccurredAt, it.EventKey)
+}

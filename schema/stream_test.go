@@ -1,4 +1,4 @@
-package events
+package schema
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	streamstypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/events"
 )
 
 // everyType is an image in Lambda's JSON holding each DynamoDB type, nested.
@@ -226,8 +227,8 @@ func FuzzFromStreamImage(f *testing.F) {
 			t.Fatalf("redact: %v", err)
 		}
 		if m, err := UnmarshalMovie(item); err == nil {
-			_ = Derive(&m, &m)
-			_ = Derive(nil, &m)
+			_ = events.Derive(&m, &m)
+			_ = events.Derive(nil, &m)
 		}
 	})
 }
@@ -338,7 +339,7 @@ func TestRedactRecord(t *testing.T) {
 	if strings.Contains(s, lease1) || strings.Contains(s, lease2) {
 		t.Fatalf("lease ID in %s", s)
 	}
-	for _, keep := range []string{"movie-1", "Alice", `"42"`, "analysis", Redacted, job1, "misplaced", "lost"} {
+	for _, keep := range []string{"movie-1", "Alice", `"42"`, "analysis", events.Redacted, job1, "misplaced", "lost"} {
 		if !strings.Contains(s, keep) {
 			t.Errorf("redacted record lost %q: %s", keep, s)
 		}

@@ -167,13 +167,19 @@ diff: synth ## Show what deploying TracingLocks-$(ENV) would change
 # make user ENV=dev EMAIL=a@b NAME='Ada L': an administrator-created user of
 # the stack's user pool (Cognito mails a temporary password; the name is the
 # display name the API trusts, which users cannot change themselves).
+# USER_POOL_ID skips the stack lookup and COGNITO_ENDPOINT points the AWS CLI
+# at another endpoint: the test runs the target against cognito-local
+# (functions/local/cognitolocal).
+USER_POOL_ID     ?=
+COGNITO_ENDPOINT ?=
 .PHONY: user
 user: ## Create a sign-in user: make user ENV=dev EMAIL=you@yourdomain NAME='Your Name' (AWS CLI, credentials)
 	@test -n "$(EMAIL)" -a -n "$(NAME)" || { echo "make user: EMAIL=... and NAME=... are required"; exit 1; }
-	pool=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
-		--query "Stacks[0].Outputs[?OutputKey=='UserPoolId'].OutputValue" --output text); \
+	@pool="$(USER_POOL_ID)"; \
+	if [ -z "$$pool" ]; then pool=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
+		--query "Stacks[0].Outputs[?OutputKey=='UserPoolId'].OutputValue" --output text); fi; \
 	test -n "$$pool" -a "$$pool" != None || { echo "make user: no UserPoolId output on TracingLocks-$(ENV)"; exit 1; }; \
-	aws cognito-idp admin-create-user --user-pool-id "$$pool" --username "$(EMAIL)" \
+	aws $(if $(COGNITO_ENDPOINT),--endpoint-url $(COGNITO_ENDPOINT)) cognito-idp admin-create-user --user-pool-id "$$pool" --username "$(EMAIL)" \
 		--user-attributes Name=email,Value="$(EMAIL)" Name=email_verified,Value=true Name=name,Value="$(NAME)" \
 		--desired-delivery-mediums EMAIL --query 'User.Username' --output text
 
@@ -263,6 +269,8 @@ proof-suite:
 		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
 	PROOF_COUNTS=$(PROOF_COUNTS) $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^(TestConditionsAgreeWithTheDomain|TestBoundaries)$$' \
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)
+	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_BUDGET_TRACE=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
+		-run '^TestTwoSecondInvocationsCompleteAThirtySecondTrace$$' ./functions/local/stack
 	$(MAKE) fuzz PROOF_COUNTS=$(PROOF_COUNTS)
 
 # Every Fuzz* target of the module for FUZZTIME each (go test -fuzz takes one

@@ -65,6 +65,9 @@ const (
 	// The proof suite's output directory and counts file (Makefile, make proof).
 	ProofOutput = "PROOF_OUTPUT"
 	ProofCounts = "PROOF_COUNTS"
+	// ProofBudgetTrace, when set, runs the local stack's literal budget test
+	// (2 s worker invocations, a 30 s trace); make proof sets it.
+	ProofBudgetTrace = "PROOF_BUDGET_TRACE"
 )
 
 // Set by the CDK CLI when it runs the app (infra/main.go).

@@ -28,7 +28,7 @@ func (s *Stack) notify(a awscloudwatch.Alarm) {
 
 // alarms creates the alarm topic (every environment; its email
 // subscription from alarms.email) and the alarms, each with the topic as
-// its action: the queues' depth and age, the stream processor's iterator
+// its action: the queues' depth (trace DLQ, upload DLQ, stream failures) and age, the stream processor's iterator
 // age, every function's errors and throttles, the worker's duration near
 // its timeout, the HTTP API's 5xx and latency, and the tables' throttles.
 // docs/operations.md has one entry per alarm.
@@ -70,6 +70,8 @@ func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
 		s.TraceDLQ.MetricApproximateNumberOfMessagesVisible(maximum), float64(cfg.Alarms.DLQDepth))
 	alarm("StreamFailureDepthAlarm", "The stream processor gave up on movie-row changes: jobs may not be enqueued, audit events may be missing",
 		s.StreamFailures.MetricApproximateNumberOfMessagesVisible(maximum), float64(cfg.Alarms.DLQDepth))
+	alarm("UploadDlqDepthAlarm", "Movie upload notifications reached the upload DLQ: those movies stay awaiting upload until the sweeper expires them",
+		s.UploadDLQ.MetricApproximateNumberOfMessagesVisible(maximum), float64(cfg.Alarms.DLQDepth))
 	alarm("StreamIteratorAgeAlarm", "The stream processor is falling behind the movies stream",
 		streamFn.Metric(jsii.String("IteratorAge"), maximum), float64(cfg.Alarms.IteratorAgeSeconds*1000))
 	for _, name := range Functions {

@@ -76,7 +76,8 @@ func TestOperationsDocHasOneEntryPerAlarm(t *testing.T) {
 
 // TestCostFiguresMatchTheTemplate: docs/deploy.md's cost at rest counts the
 // alarms, their billed metrics (a metric math alarm is billed per metric it
-// reads) and the dashboard's metrics of the synthesized dev stack.
+// reads), the dashboard's metrics and the SQS event sources (each polls its
+// queue while idle) of the synthesized stacks.
 func TestCostFiguresMatchTheTemplate(t *testing.T) {
 	fx := synth(t)
 	root, err := FindRoot(".")
@@ -115,8 +116,15 @@ func TestCostFiguresMatchTheTemplate(t *testing.T) {
 				}
 			}
 		}
-		want := []string{fmt.Sprintf("%d alarms (%d alarm metrics)", alarms, metrics), fmt.Sprintf("dashboard of %d metrics", rows)}
-		t.Logf("%s: %s, %s", key, want[0], want[1])
+		sqsSources := 0
+		for _, r := range resources(fx.json[key], "AWS::Lambda::EventSourceMapping") {
+			if strings.Contains(fmt.Sprint(props(r)["EventSourceArn"]), "Queue") {
+				sqsSources++
+			}
+		}
+		want := []string{fmt.Sprintf("%d alarms (%d alarm metrics)", alarms, metrics), fmt.Sprintf("dashboard of %d metrics", rows),
+			fmt.Sprintf("%d SQS event sources", sqsSources)}
+		t.Logf("%s: %s", key, strings.Join(want, ", "))
 		for _, w := range want {
 			if !strings.Contains(string(doc), w) {
 				t.Errorf("%s: docs/deploy.md does not say %q", key, w)

@@ -19,5 +19,6 @@ func (s *Stack) addOutputs() {
 	output("TraceDlqUrl", "Trace-job dead-letter queue", s.TraceDLQ.QueueUrl())
 	output("MoviesBucketName", "Movies bucket (MOVIES_BUCKET)", s.MoviesBucket.BucketName())
 	output("MovieUploadQueueUrl", "S3 upload notifications -> ingest", s.UploadQueue.QueueUrl())
+	output("MovieUploadDlqUrl", "Upload notifications ingest gave up on (docs/operations.md#UploadDlqDepthAlarm)", s.UploadDLQ.QueueUrl())
 	output("StreamFailureQueueUrl", "Stream event source on-failure destination", s.StreamFailures.QueueUrl())
 }

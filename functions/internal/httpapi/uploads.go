@@ -57,10 +57,13 @@ func (unconfigured) Delete(context.Context, string, domain.Guard) (domain.Movie,
 const (
 	DefaultMaxUploadBytes = 2 << 30 // MOVIE_MAX_BYTES
 	DefaultUploadExpiry   = time.Hour
-	// FrameURLExpiry is how long a frame image URL is valid; the redirect
-	// to it may be cached for FrameRedirectMaxAge, well inside that.
-	FrameURLExpiry      = 15 * time.Minute
-	FrameRedirectMaxAge = 10 * time.Minute
+	// FrameURLExpiry is how long a frame image URL is valid from its
+	// signing time, which the store rounds down to FrameURLExpiry/2 so that
+	// repeated requests get the same URL (s3store.FrameImageURL): a URL
+	// handed out is valid for at least 10 minutes. The redirect to it may be
+	// cached for FrameRedirectMaxAge, inside that.
+	FrameURLExpiry      = 20 * time.Minute
+	FrameRedirectMaxAge = 9 * time.Minute
 )
 
 // UploadView is the upload part of POST /movies.
@@ -135,7 +138,9 @@ func (h *Handler) deleteMovie(w http.ResponseWriter, r *http.Request, c call) er
 
 // GET /movies/{id}/frames/{n}/image: 302 to the image of frame n (a
 // presigned URL), the exact frame the tracer reads. The redirect may be
-// cached privately, so stepping back and forth reuses the image.
+// cached privately, and the image (which never changes: a movie is ingested
+// once) is served as immutable from a URL that stays the same for a while,
+// so stepping back and forth reuses the browser's copy.
 func (h *Handler) frameImage(w http.ResponseWriter, r *http.Request, c call) error {
 	n, err := strconv.Atoi(r.PathValue("n"))
 	if err != nil || n < 0 || n >= domain.MaxFrameCount || strconv.Itoa(n) != r.PathValue("n") {

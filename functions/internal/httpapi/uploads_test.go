@@ -8,12 +8,14 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
 
 // testMaxUpload is the size limit of the API under test.
@@ -92,8 +94,19 @@ func TestCreateUploadViewDelete(t *testing.T) {
 
 			r = alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound)
 			loc := r.header.Get("Location")
-			if !strings.Contains(r.header.Get("Cache-Control"), "max-age=600") || !strings.Contains(loc, "X-Amz-Signature=") {
+			if !strings.Contains(r.header.Get("Cache-Control"), "max-age=540") || !strings.Contains(loc, "X-Amz-Signature=") {
 				t.Fatalf("redirect: %v", r.header)
+			}
+			// The image never changes: the same URL again (the browser's copy
+			// is reused) unless the signing window turned in between, served
+			// as immutable.
+			u, err := url.Parse(loc)
+			if err != nil || u.Query().Get("response-cache-control") != s3store.FrameCacheControl {
+				t.Errorf("frame image URL %s does not ask for %q", loc, s3store.FrameCacheControl)
+			}
+			again := alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound).header.Get("Location")
+			if u2, err := url.Parse(again); again != loc && (err != nil || u2.Query().Get("X-Amz-Date") == u.Query().Get("X-Amz-Date")) {
+				t.Errorf("a second redirect to another URL in the same window:\n%s\n%s", loc, again)
 			}
 			got, err := http.Get(loc)
 			if err != nil {
@@ -205,4 +218,23 @@ func countMovies(t *testing.T, a *api) int {
 func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// TestDuplicateCreateIs409: a create whose minted movie ID is taken (two
+// IDs alike, forced here) is a 409 already_exists, not a 422, and leaves
+// the first movie as it was.
+func TestDuplicateCreateIs409(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			id := token.New()
+			a := newAPIOn(t, tr, tables(t), func(c *httpapi.Config) { c.NewID = func() string { return id } })
+			alice := a.alice()
+			var first httpapi.MovieCreated
+			alice.do("POST", "/movies", createBody("First", "a.mp4", "video/mp4", 1000)).want(http.StatusCreated).decode(&first)
+			alice.do("POST", "/movies", createBody("Second", "b.mp4", "video/mp4", 1000)).problem(http.StatusConflict, domain.CodeExists)
+			if m := a.row(first.Movie.ID); m.Title != "First" {
+				t.Fatalf("the first movie became %+v", m)
+			}
+		})
+	}
 }

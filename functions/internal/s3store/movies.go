@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
@@ -81,9 +82,41 @@ func (s *Store) PresignUploadURL(ctx context.Context, movieID, contentType strin
 	return req.URL, req.Headers, err
 }
 
-// FrameImageURL presigns the GET of frame n's image.
+// FrameCacheControl is the Cache-Control of a frame image as its presigned
+// URL serves it (the GET's response-cache-control): a frame image never
+// changes once its movie is ingested (a movie is ingested once, and a new
+// file is a new movie with a new ID), so a browser may keep it and never
+// revalidate.
+const FrameCacheControl = "private, max-age=31536000, immutable"
+
+// FrameImageURL presigns the GET of frame n's image, served with
+// FrameCacheControl. The signature's time is the clock truncated to
+// expires/2, so every request for the frame within that window gets the same
+// URL (and a browser its cached image), valid for at least expires/2 after
+// it is handed out.
 func (s *Store) FrameImageURL(ctx context.Context, movieID string, n int, expires time.Duration) (string, error) {
-	return s.PresignGet(ctx, FrameKey(movieID, n), expires)
+	key := FrameKey(movieID, n)
+	at := s.now().UTC().Truncate(expires / 2)
+	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key, ResponseCacheControl: aws.String(FrameCacheControl)},
+		func(o *s3.PresignOptions) {
+			o.Expires = expires
+			o.Presigner = signedAt{o.Presigner, at}
+		})
+	if err != nil {
+		return "", fmt.Errorf("presign get %s: %w", key, err)
+	}
+	return req.URL, nil
+}
+
+// signedAt presigns as of a fixed time.
+type signedAt struct {
+	s3.HTTPPresignerV4
+	at time.Time
+}
+
+func (p signedAt) PresignHTTP(ctx context.Context, creds aws.Credentials, r *http.Request, payloadHash, service, region string,
+	_ time.Time, optFns ...func(*v4.SignerOptions)) (string, http.Header, error) {
+	return p.HTTPPresignerV4.PresignHTTP(ctx, creds, r, payloadHash, service, region, p.at, optFns...)
 }
 
 // UploadURL presigns the GET of a movie's file (ffprobe and ffmpeg read it

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -129,9 +130,15 @@ func (s *Store) Head(ctx context.Context, key string) (Object, error) {
 // Put writes a small object (a frame image) from memory.
 func (s *Store) Put(ctx context.Context, key, contentType string, body []byte) error {
 	n := int64(len(body))
-	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+	in := &s3.PutObjectInput{
 		Bucket: &s.bucket, Key: &key, ContentType: &contentType, ContentLength: &n, Body: bytes.NewReader(body),
-	})
+	}
+	if strings.HasPrefix(key, FramesPrefix) {
+		// Frame images never change: stored with the Cache-Control their
+		// presigned GET also asks for (FrameImageURL).
+		in.CacheControl = aws.String(FrameCacheControl)
+	}
+	_, err := s.client.PutObject(ctx, in)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}

@@ -143,7 +143,17 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 		}
 	}
 
-	err = video.ReadFrames(ctx, src, video.ReadOptions{Start: start, End: last + 1, Step: step, Width: w, Height: h},
+	// A read from a later frame (a continuation segment, a resumed state, a
+	// trim) seeks to it instead of decoding every frame before it, when the
+	// source's rate is constant; otherwise (or if its headers cannot be
+	// read) it counts frames from 0 as before.
+	var timing video.Timing
+	if start > 0 {
+		if timing, err = video.ProbeTiming(ctx, src); err != nil {
+			timing = video.Timing{}
+		}
+	}
+	err = video.ReadFrames(ctx, src, video.ReadOptions{Start: start, End: last + 1, Step: step, Width: w, Height: h, Timing: timing},
 		func(f video.Frame) error {
 			var pts []tracker.Point
 			var err error

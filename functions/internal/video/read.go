@@ -13,6 +13,9 @@ import (
 // readAhead is how many decoded frames ReadFrames buffers.
 const readAhead = 3
 
+// ffmpegArgs, when set (by tests), sees the arguments of each ffmpeg run.
+var ffmpegArgs func([]string)
+
 // ReadOptions choose the frames ReadFrames delivers and their size.
 type ReadOptions struct {
 	// Start and End are the range of frame indexes [Start, End). End 0
@@ -24,6 +27,13 @@ type ReadOptions struct {
 	// Width and Height scale the frames (area averaging); 0, 0 means the
 	// source's size (ReadFrames then probes src first).
 	Width, Height int
+	// Timing, when set (ProbeTiming found a constant frame rate), makes a
+	// read that starts after frame 0 seek: ffmpeg's accurate seek (-ss
+	// before -i) to half a frame before Start, so that only the frames from
+	// the keyframe before Start are decoded, not every frame before it.
+	// Leave it zero for a source of variable or unknown rate: frames are
+	// then chosen by decode index from frame 0.
+	Timing Timing
 }
 
 // ReadFrames decodes src and calls fn, in order, with each frame of
@@ -62,12 +72,21 @@ func ReadFrames(ctx context.Context, src string, opts ReadOptions, fn func(Frame
 		w, h = info.Width, info.Height
 	}
 
-	filter := "select='gte(n," + strconv.Itoa(opts.Start) + ")"
+	// With a seek, the first frame decoded is frame Start (decode index n
+	// counts from there); without, frame 0.
+	var seek []string
+	base := 0
+	if opts.Timing.Rate > 0 && opts.Start > 0 {
+		base = opts.Start
+		at := opts.Timing.Offset + (float64(opts.Start)-0.5)/opts.Timing.Rate
+		seek = []string{"-accurate_seek", "-ss", strconv.FormatFloat(at, 'f', 6, 64)}
+	}
+	filter := "select='gte(n," + strconv.Itoa(opts.Start-base) + ")"
 	if opts.End > 0 {
-		filter += "*lt(n," + strconv.Itoa(opts.End) + ")"
+		filter += "*lt(n," + strconv.Itoa(opts.End-base) + ")"
 	}
 	if step > 1 {
-		filter += "*not(mod(n-" + strconv.Itoa(opts.Start) + "," + strconv.Itoa(step) + "))"
+		filter += "*not(mod(n-" + strconv.Itoa(opts.Start-base) + "," + strconv.Itoa(step) + "))"
 	}
 	filter += "'"
 	if scale {
@@ -75,7 +94,7 @@ func ReadFrames(ctx context.Context, src string, opts ReadOptions, fn func(Frame
 	}
 	filter += ",format=gray"
 
-	args := append([]string{"-nostdin", "-hide_banner", "-v", "error"}, in...)
+	args := append(append([]string{"-nostdin", "-hide_banner", "-v", "error"}, seek...), in...)
 	args = append(args, "-an", "-sn", "-dn", "-vf", filter, "-vsync", "passthrough")
 	want := -1
 	if opts.End > 0 {
@@ -87,6 +106,9 @@ func ReadFrames(ctx context.Context, src string, opts ReadOptions, fn func(Frame
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if ffmpegArgs != nil {
+		ffmpegArgs(args)
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr

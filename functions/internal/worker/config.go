@@ -36,3 +36,17 @@ func (o *Options) ApplyEnv(getenv func(string) string) error {
 	}
 	return nil
 }
+
+// MarginsFor returns the stop margin and start reserve for worker
+// invocations that last budget (Lambda's timeout, or the local stack's
+// WORKER_INVOCATION_SECONDS): the defaults (10 s, 30 s) for Lambda's
+// minutes, and for a short budget a third and a half of it, so that the
+// margins shrink with the budget instead of eating it (a fixed 10 s margin
+// leaves a 2 s invocation nothing to trace) while still leaving the end of
+// each invocation time for its last writes: the frames buffered, the
+// hand-off and the continuation's send with its retries.
+func MarginsFor(budget time.Duration) (stopMargin, startReserve time.Duration) {
+	stopMargin = min(DefaultStopMargin, budget/3)
+	startReserve = max(stopMargin, min(DefaultStartReserve, budget/2))
+	return stopMargin, startReserve
+}

@@ -4,9 +4,12 @@
 // movie. For each press it times, in the page, from the click to the first
 // animation frame whose canvas shows the real frame image (a gray pixel:
 // the page's stand-in drawing is coloured). It runs the steps twice: cold
-// (every frame fetched: API redirect, S3, PNG decode) and warm (the same
-// frames again, redirects and images cached by the browser). It is a
-// benchmark, not a test: it prints the figures and asserts nothing.
+// (frames this browser never fetched: API redirect, S3, PNG decode, which
+// the page starts a few frames ahead of the one shown) and warm (the same
+// frames again: the page keeps only the last few decoded, so most come
+// from the browser's HTTP cache, the redirect cached for minutes and the
+// image as immutable). It is a benchmark, not a test: it prints the
+// figures and asserts nothing.
 //
 //	make bench-viewer                      # under withemulators
 //	go run ./functions/local/benchviewer -movie mouse-open-field -steps 150

@@ -12,15 +12,17 @@ import (
 // spyScript runs before the page's own scripts in every document of a
 // browser it is installed in: it records the analysis lease IDs the API
 // grants (so a test can take a lease away behind the page's back) and
-// counts metadata polls (so a test can wait for polls, not for time).
+// counts metadata polls and lease renewals (so a test can wait for polls,
+// not for time).
 const spyScript = `(() => {
-  window.__leases = []; window.__polls = 0;
+  window.__leases = []; window.__polls = 0; window.__beats = 0;
   const f = window.fetch;
   window.fetch = async (input, init) => {
     const url = String(input && input.url || input);
     const method = (init && init.method) || 'GET';
     const res = await f(input, init);
     if (method === 'GET' && /\/movies\/[^/?]+$/.test(url)) window.__polls++;
+    if (method === 'PUT' && /\/analysis-lease$/.test(url)) window.__beats++;
     if (method === 'POST' && /\/analysis-lease$/.test(url) && res.status === 201) {
       await res.clone().json().then(b => window.__leases.push(b.leaseId)).catch(() => {});
     }

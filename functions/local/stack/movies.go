@@ -37,6 +37,12 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 	if endpoint == "" {
 		endpoint = opts.SQSEndpoint // fauxqs serves both
 	}
+	// The stack (and so the browser, through presigned URLs) reaches the
+	// emulator through s3Front, which serves GETs as S3 does.
+	if s.s3Front, err = startS3Front(endpoint); err != nil {
+		return nil, err
+	}
+	endpoint = s.s3Front.URL
 	s.S3 = s3store.NewClient(LocalConfig(), endpoint)
 	if u, err := url.Parse(endpoint); err == nil {
 		s.storageOrigin = u.Scheme + "://" + u.Host

@@ -70,6 +70,7 @@ type Stack struct {
 	UploadQueueURL string
 	Ingest         *ingest.Handler
 	storageOrigin  string
+	s3Front        *s3Front
 	// Lease is the lease duration the API grants.
 	Lease time.Duration
 	// OIDC is the local OpenID Connect provider (nil without SignIn).
@@ -231,6 +232,11 @@ func (s *Stack) Stop() error {
 			<-done
 		}
 		s.stopInvoke()
+		if s.s3Front != nil {
+			if err := s.s3Front.stop(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("stop S3 front: %w", err))
+			}
+		}
 		s.stopErr = errors.Join(errs...)
 		s.log.Info("local stack stopped")
 	})

@@ -80,8 +80,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	w, err := wiring.Worker(cfg, clients, tr, opts.Log.With("component", "worker"), os.Getenv,
 		func(o *worker.Options) {
 			o.RenewEvery = opts.ProgressEvery
-			o.StopMargin = min(worker.DefaultStopMargin, opts.WorkerInvocation/3)
-			o.StartReserve = min(worker.DefaultStartReserve, opts.WorkerInvocation/2)
+			o.StopMargin, o.StartReserve = worker.MarginsFor(opts.WorkerInvocation)
 		})
 	if err != nil {
 		return parts{}, err

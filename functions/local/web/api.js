@@ -52,13 +52,16 @@ function identityHeaders() {
   return h;
 }
 
-export async function api(method, path, { body, leaseId, accept, raw, keepalive } = {}) {
+// api calls the API. Nothing is cached unless the caller asks (cache:
+// 'default' for frame images, which never change); signal cancels,
+// priority hints the fetch's priority.
+export async function api(method, path, { body, leaseId, accept, raw, keepalive, cache, signal, priority } = {}) {
   const headers = identityHeaders();
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (leaseId) headers['Lease-Id'] = leaseId;
   headers.Accept = accept || 'application/json';
   const res = await authFetch(path, {
-    method, headers, keepalive: !!keepalive, cache: 'no-store',
+    method, headers, keepalive: !!keepalive, cache: cache || 'no-store', signal, priority: priority || 'auto',
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) {

@@ -3,7 +3,7 @@
 'use strict';
 
 import { $, state } from './state.js';
-import { api, moviePath } from './api.js';
+import { api, APIError, moviePath } from './api.js';
 
 const COLOURS = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324'];
 export const colour = (i) => COLOURS[i % COLOURS.length];
@@ -13,29 +13,116 @@ export const colour = (i) => COLOURS[i % COLOURS.length];
 // The real frame comes from GET /movies/{id}/frames/{n}/image once the movie
 // has a video; the request needs the identity headers, so it is fetched and
 // decoded here. Without one the page draws a stand-in frame.
-const images = new Map(); // key movieId/frame -> ImageBitmap | 'none'
+//
+// A frame image never changes (a movie is ingested once), so it is fetched
+// through the browser's HTTP cache: the API's redirect is cached for minutes
+// and the image behind it is served as immutable. Decoded frames are kept as
+// ImageBitmaps, at most KEEP (a 1080p frame is 8 MB decoded), least recently
+// shown first out. Around the shown frame the next AHEAD frames and the
+// BEHIND previous ones are fetched ahead, at most PARALLEL at a time and at
+// low priority, nearest first; moving elsewhere (a jump, another movie,
+// leaving Analyze) cancels the ones no longer near.
+const KEEP = 16;
+const AHEAD = 8;
+const BEHIND = 1;
+const PARALLEL = 4;
+const images = new Map(); // key movieId/frame -> ImageBitmap | 'loading' | 'none'
+const inflight = new Map(); // key -> { ctrl: AbortController, prefetch: bool }
+let wanted = []; // frames to fetch ahead, nearest first
 let imagesFor = null;
 let noImages = false;
 
 function imageKey(n) { return state.movieId + '/' + n; }
 
-async function loadImage(n) {
+async function loadImage(n, prefetch) {
   const key = imageKey(n);
   if (images.has(key) || noImages) return;
+  const ctrl = new AbortController();
   images.set(key, 'loading');
+  inflight.set(key, { ctrl, prefetch });
   try {
-    const res = await api('GET', moviePath(state.movieId) + '/frames/' + n + '/image', { accept: 'image/*', raw: true });
+    const res = await api('GET', moviePath(state.movieId) + '/frames/' + n + '/image', {
+      accept: 'image/*', raw: true, cache: 'default', signal: ctrl.signal, priority: prefetch ? 'low' : 'high',
+    });
     const bmp = await createImageBitmap(await res.blob());
+    if (ctrl.signal.aborted || images.get(key) !== 'loading') { bmp.close(); return; }
     images.set(key, bmp);
-    if (images.size > 40) images.delete(images.keys().next().value);
-    if (state.frame === n && state.movieId + '/' + n === key) draw();
-  } catch {
+    evict();
+    if (imageKey(state.frame) === key) draw();
+    markReady();
+  } catch (err) {
+    if (ctrl.signal.aborted) {
+      if (images.get(key) === 'loading') images.delete(key);
+      return;
+    }
     images.set(key, 'none');
-    noImages = true; // no frame images for this movie: stop asking
+    if (err instanceof APIError && err.status === 404) noImages = true; // no frame images for this movie: stop asking
+  } finally {
+    if (inflight.get(key) && inflight.get(key).ctrl === ctrl) inflight.delete(key);
+    pump();
   }
 }
 
-export function resetImages() { images.clear(); imagesFor = null; noImages = false; }
+// near: the frames kept whatever their age (shown, or wanted ahead).
+function near() { return new Set([imageKey(state.frame), ...wanted.map(imageKey)]); }
+
+function evict() {
+  let bitmaps = 0;
+  for (const v of images.values()) if (typeof v === 'object') bitmaps++;
+  if (bitmaps <= KEEP) return;
+  const keep = near();
+  for (const [key, v] of images) {
+    if (bitmaps <= KEEP) break;
+    if (typeof v !== 'object' || keep.has(key)) continue;
+    v.close();
+    images.delete(key);
+    bitmaps--;
+  }
+}
+
+// markReady tells (data-ready-ahead on the canvas, for tests) how many
+// frames after the shown one are decoded and ready.
+function markReady() {
+  let n = 0;
+  while (typeof images.get(imageKey(state.frame + n + 1)) === 'object') n++;
+  $('#player').dataset.readyAhead = n;
+}
+
+// prefetchAround wants the frames near n and cancels fetches ahead that are
+// no longer near.
+function prefetchAround(n) {
+  const m = state.movie;
+  wanted = [];
+  if (m && m.video && !noImages) {
+    for (let i = 1; i <= AHEAD && n + i < m.frameCount; i++) wanted.push(n + i);
+    for (let i = 1; i <= BEHIND && n - i >= 0; i++) wanted.push(n - i);
+  }
+  const keep = near();
+  for (const [key, f] of inflight) if (f.prefetch && !keep.has(key)) f.ctrl.abort();
+  markReady();
+  pump();
+}
+
+function pump() {
+  let running = 0;
+  for (const f of inflight.values()) if (f.prefetch) running++;
+  for (const n of wanted) {
+    if (running >= PARALLEL || noImages) return;
+    if (images.has(imageKey(n))) continue;
+    running++;
+    loadImage(n, true);
+  }
+}
+
+export function resetImages() {
+  for (const f of inflight.values()) f.ctrl.abort();
+  inflight.clear();
+  for (const v of images.values()) if (typeof v === 'object') v.close();
+  images.clear();
+  wanted = [];
+  imagesFor = null;
+  noImages = false;
+}
 
 // ------------------------------------------------------------------ drawing --
 
@@ -63,9 +150,11 @@ export function draw() {
   const img = m && m.video ? images.get(imageKey(state.frame)) : null;
   c.dataset.source = img && typeof img === 'object' ? 'image' : 'drawn';
   if (img && typeof img === 'object') {
+    images.delete(imageKey(state.frame)); // most recently shown last
+    images.set(imageKey(state.frame), img);
     g.drawImage(img, 0, 0, w, h);
   } else {
-    if (m && m.video) loadImage(state.frame);
+    if (m && m.video) loadImage(state.frame, false);
     const t = m && m.frameCount > 1 ? state.frame / (m.frameCount - 1) : 0;
     const grad = g.createLinearGradient(0, 0, w, h);
     grad.addColorStop(0, `hsl(${210 + 40 * t}, 30%, 22%)`);
@@ -152,6 +241,7 @@ export function setFrame(n) {
   $('#timecode').textContent = timecode(state.frame, m.frameRate);
   $('#frame-slider').setAttribute('aria-valuetext', 'frame ' + state.frame + ', ' + timecode(state.frame, m.frameRate));
   draw();
+  prefetchAround(state.frame);
 }
 
 export function stopPlayback() {

@@ -119,10 +119,11 @@ func (e *env) invokeSegment(rng *rand.Rand, msg lambdaevents.SQSMessage, kill bo
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	stop, reserve := worker.MarginsFor(budget)
 	w, err := worker.New(worker.Options{
 		Movies: store, Frames: store, Tracer: tr, Queue: jobs, Log: e.log,
 		LeaseDuration: leaseFor, Backoff: func(int) time.Duration { return 0 },
-		StopMargin: budget / 4, StartReserve: budget / 3,
+		StopMargin: stop, StartReserve: reserve,
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"regexp"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/movietrace/tracinglocks/functions/local/stack"
+)
+
+// framesRequested is the page's own list of the frame numbers whose image
+// it has requested (Resource Timing names a redirected fetch by the URL
+// asked for), sorted.
+const framesRequested = `[...new Set(performance.getEntriesByType('resource')
+	.map((e) => (new URL(e.name).pathname.match(/\/frames\/(\d+)\/image$/) || [])[1]).filter(Boolean).map(Number))].sort((a, b) => a - b)`
+
+// TestFramePrefetchAndCache: on a real ingested clip, the page fetches the
+// next frames ahead of the one shown (a bounded number, and anew around a
+// frame it jumps to), so stepping forward shows an image at once; and a
+// frame image is cacheable: opened again (the page's decoded frames are
+// gone) the browser answers the frame's redirect and its image from its
+// cache, without asking the API or the bucket again.
+func TestFramePrefetchAndCache(t *testing.T) {
+	out := outputDir(t)
+	st := startStackWith(t, out, func(o *stack.Options) { o.Movies = nil; o.FailAt = map[string]int{} })
+	const id = "zebrafish-larva" // 240 frames at 24 fps
+	b := newTabs(t, out, "dana")[0]
+
+	// Every frame-image response the browser gets, and whether its cache
+	// answered it.
+	var mu sync.Mutex
+	fromCache := map[string]bool{} // request URL -> served from the cache
+	imageReq := regexp.MustCompile(`/frames/(?:[^/]+/)?(\d+)(/image|\.png)`)
+	ids := map[network.RequestID]string{}
+	if err := chromedp.Listen(b.ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if imageReq.MatchString(e.Request.URL) {
+				ids[e.RequestID] = e.Request.URL
+				if e.RedirectResponse != nil {
+					fromCache[e.RedirectResponse.URL] = e.RedirectResponse.FromDiskCache || e.RedirectResponse.FromPrefetchCache
+				}
+			}
+		case *network.EventResponseReceived:
+			if u, ok := ids[e.RequestID]; ok {
+				fromCache[u] = e.Response.FromDiskCache || e.Response.FromPrefetchCache
+			}
+		case *network.EventRequestServedFromCache:
+			if u, ok := ids[e.RequestID]; ok {
+				fromCache[u] = true
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := b.step()
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+
+	signIn(b, st.URL, "Dana")
+	b.do("open the clip", chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+id+`"]`)))
+	b.waitJS("frame 0's image", `document.querySelector('#frame-label').textContent === '0' && document.querySelector('#player').dataset.source === 'image'`)
+	// Without a step, the next frames are requested ahead, and no further.
+	b.waitJS("frames 1-8 requested ahead of frame 0", `(() => { const f = `+framesRequested+`; return [1,2,3,4,5,6,7,8].every((n) => f.includes(n)); })()`)
+	if got := eval[[]int](b, framesRequested); len(got) > 9 {
+		t.Errorf("with frame 0 shown the page requested frames %v: more than the 8 ahead", got)
+	}
+	// Stepping forward shows a fetched-ahead image at once: no drawn
+	// stand-in in the same task as the click.
+	b.waitJS("frames 1-3 decoded ahead", `+document.querySelector('#player').dataset.readyAhead >= 3`)
+	for i := 1; i <= 3; i++ {
+		if src := eval[string](b, `document.querySelector('#next-frame').click(), document.querySelector('#player').dataset.source`); src != "image" {
+			t.Errorf("frame %d was not ready when shown (%s)", i, src)
+		}
+	}
+	// A jump: the frames around the new one are requested; the requests
+	// stay bounded (what was near frame 3, and what is near frame 200).
+	b.do("jump to frame 200", chromedp.SetValue(chromedp.ID("frame-slider"), "200"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
+	b.waitJS("frame 200's image and frames 201-208 requested", `document.querySelector('#player').dataset.source === 'image' &&
+		(() => { const f = `+framesRequested+`; return [199,201,202,203,204,205,206,207,208].every((n) => f.includes(n)); })()`)
+	if got := eval[[]int](b, framesRequested); len(got) > 12+10 {
+		t.Errorf("after showing frames 0-3 and 200 the page requested %d frames: %v", len(got), got)
+	}
+
+	// Leave and open the movie again: the page's decoded frames are gone;
+	// frame 0's redirect and image come from the browser's cache.
+	mu.Lock()
+	clear(fromCache)
+	mu.Unlock()
+	b.do("back to the list and open the clip again", chromedp.Evaluate[chromedp.Void](`location.hash = '#/'`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="analyze-`+id+`"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+id+`"]`)))
+	b.waitJS("frame 0's image again", `document.querySelector('#frame-label').textContent === '0' && document.querySelector('#player').dataset.source === 'image'`)
+	mu.Lock()
+	defer mu.Unlock()
+	api, image := "", ""
+	for u := range fromCache {
+		if m := imageReq.FindStringSubmatch(u); m != nil && m[1] == "0" {
+			if m[2] == "/image" {
+				api = u
+			} else {
+				image = u
+			}
+		}
+	}
+	if api == "" || image == "" {
+		t.Fatalf("frame 0's requests after opening the movie again: %v", fromCache)
+	}
+	for _, u := range []string{api, image} {
+		if !fromCache[u] {
+			t.Errorf("opened again, %s was not served from the browser's cache", u)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 				err = ferr
 			} else if r.written == r.plan.Frames {
 				err = nil // everything is durable: the job is done
-			} else if r.w.o.Queue != nil && r.written > r.resumed {
+			} else if r.w.o.Queue != nil && r.progressed() {
 				return r.handOff(ctx)
 			}
 		}
@@ -117,9 +117,18 @@ func (r *run) unpublished(ctx context.Context, err error) Outcome {
 	return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
 }
 
+// progressed reports whether this segment made progress a continuation
+// need not redo: frames traced, or (the first segment) the clearing done,
+// which on a loaded machine or a long movie can take a whole invocation.
+// A segment that did neither is never handed off: the job would never end.
+func (r *run) progressed() bool {
+	return r.written > r.resumed || (r.segment == 0 && r.cleared)
+}
+
 // handOff ends this segment at its checkpoint (every frame traced so far is
 // durable) and enqueues the next segment. A segment that made no progress
-// is not handed off (the job would never end): it fails as out of time.
+// (progressed) is not handed off (the job would never end): it fails as out
+// of time.
 func (r *run) handOff(ctx context.Context) Outcome {
 	var row domain.Movie
 	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {

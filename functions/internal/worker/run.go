@@ -81,7 +81,10 @@ type run struct {
 	plan    domain.TracePlan
 	expires time.Time // the lease's expiry as last written by this worker
 	resumed int       // frames the earlier segments wrote (the checkpoint)
-	written int       // frames durably written, the earlier segments' included
+	// cleared: this (first) segment deleted every stored frame at or after
+	// the plan's ClearFrom, which is progress a continuation need not redo.
+	cleared bool
+	written int // frames durably written, the earlier segments' included
 	buf     []domain.Frame
 	renews  int
 }
@@ -156,6 +159,7 @@ func (r *run) work(ctx context.Context) error {
 		default:
 		}
 	}
+	r.cleared = true
 	r.log.DebugContext(ctx, "frames cleared", slog.Int("clearFrom", r.plan.ClearFrom))
 	return r.trace(ctx, tick)
 }

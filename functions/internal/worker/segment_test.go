@@ -154,18 +154,33 @@ func TestDuplicatedContinuationIsClaimedOnce(t *testing.T) {
 
 // TestSegmentWithoutProgressIsNotHandedOff: a segment that traced nothing
 // before its deadline fails the job "ran out of time" instead of handing it
-// off forever.
+// off forever. The first segment's clearing is progress of its own (on a
+// loaded machine or a long movie it can take the whole invocation), so a
+// first segment that cleared and traced nothing hands off once; its
+// continuation, tracing nothing either, fails the job.
 func TestSegmentWithoutProgressIsNotHandedOff(t *testing.T) {
 	e := newMemEnv(t)
 	e.createMovie("mn", 300)
 	job := e.start("mn", alice, 0, e.now(), lease)
 	q := &memQueue{}
-	invoke(t, e, e.newWorker(budgetTracer(e, 0), lease, segmentOptions(q)), "first", job)
+	tw := e.newWorker(budgetTracer(e, 0), lease, segmentOptions(q))
+	invoke(t, e, tw, "first", job)
+	next := q.take()
+	if len(next) != 1 || next[0].Segment != 1 {
+		t.Fatalf("the first segment cleared: want one continuation, got %+v", next)
+	}
+	if m := e.get("mn"); m.Status != domain.StatusTracing || m.Progress.FramesWritten != 0 || m.Lease.Segment != 1 {
+		t.Fatalf("after the first segment: row %+v lease %+v", m, m.Lease)
+	}
+	invoke(t, e, tw, "second", next[0])
 	if sent := q.take(); len(sent) != 0 {
 		t.Fatalf("handed off without progress: %+v", sent)
 	}
 	if m := e.get("mn"); m.Status != domain.StatusFailed || m.LastJob.FailureSummary != "The trace ran out of time after 0 of 300 frames. Start it again, or trace fewer frames." {
 		t.Fatalf("row %+v job %+v", m, m.LastJob)
+	}
+	if n := succeeded[domain.BeginTrace](tw.movies); n != 1 {
+		t.Fatalf("%d BeginTrace: the continuation must not plan or clear again", n)
 	}
 }
 

@@ -95,6 +95,7 @@ func TestTwoUsersSignInThroughTheLocalProvider(t *testing.T) {
 
 	alice.do("open the page", chromedp.Navigate(st.URL))
 	alice.waitJS("the page asks to sign in", `document.querySelector('[data-testid="auth-user"]')?.textContent === 'not signed in' && document.querySelector('#identity-form').hidden`)
+	alice.checkAxe("00-signed-out")
 	if n := eval[int](alice, `fetch('/movies').then(r => r.status)`); n != 401 {
 		t.Fatalf("before sign-in GET /movies answered %d, want 401", n)
 	}

@@ -554,8 +554,8 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	want := map[string][]string{
 		API: concat(logs(API),
-			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("frames.Arn", "dynamodb:Query"),
+			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem"),
+			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:BatchWriteItem"),
 			grantSet("audit.Arn/index/history", "dynamodb:Query"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
@@ -584,7 +584,10 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 		Sweeper: concat(logs(Sweeper),
 			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).

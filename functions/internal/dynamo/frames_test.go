@@ -7,10 +7,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -159,7 +161,10 @@ func TestFramesFencedWritesKeysAndPages(t *testing.T) {
 
 func TestWriteFencedRejectsBadBatches(t *testing.T) {
 	s, client, tables := newStore(t)
-	frames := dynamo.NewFrameStore(client, tables.Frames)
+	// A bad batch is refused before any request: DynamoDB would refuse
+	// most of them too, but the store's own checks are what is tested.
+	sent := &countingFrameAPI{FrameAPI: client}
+	frames := dynamo.NewFrameStore(sent, tables.Frames)
 	ctx := context.Background()
 	job := claimedJob(t, s, "f3")
 	fc := fenceCheck(t, s, "f3", domain.JobFence{JobID: job, Now: t0})
@@ -184,6 +189,9 @@ func TestWriteFencedRejectsBadBatches(t *testing.T) {
 	} {
 		if err := frames.WriteFenced(ctx, "f3", c.fence, c.puts, c.deletes); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+		if n := sent.transactions.Swap(0); n != 0 {
+			t.Errorf("%s: %d transactions sent for a batch the store must refuse itself", name, n)
 		}
 	}
 	if keys, err := frames.Keys(ctx, "f3", 0); err != nil || len(keys) != 0 {
@@ -276,4 +284,15 @@ func TestIsTransactionConflict(t *testing.T) {
 			t.Errorf("%v: %v, want %v", err, got, want)
 		}
 	}
+}
+
+// countingFrameAPI counts the transactions a frame store sends.
+type countingFrameAPI struct {
+	dynamo.FrameAPI
+	transactions atomic.Int64
+}
+
+func (c *countingFrameAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.transactions.Add(1)
+	return c.FrameAPI.TransactWriteItems(ctx, in, opts...)
 }

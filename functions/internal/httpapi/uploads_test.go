@@ -15,6 +15,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
 
 // testMaxUpload is the size limit of the API under test.
@@ -217,4 +218,23 @@ func countMovies(t *testing.T, a *api) int {
 func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// TestDuplicateCreateIs409: a create whose minted movie ID is taken (two
+// IDs alike, forced here) is a 409 already_exists, not a 422, and leaves
+// the first movie as it was.
+func TestDuplicateCreateIs409(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			id := token.New()
+			a := newAPIOn(t, tr, tables(t), func(c *httpapi.Config) { c.NewID = func() string { return id } })
+			alice := a.alice()
+			var first httpapi.MovieCreated
+			alice.do("POST", "/movies", createBody("First", "a.mp4", "video/mp4", 1000)).want(http.StatusCreated).decode(&first)
+			alice.do("POST", "/movies", createBody("Second", "b.mp4", "video/mp4", 1000)).problem(http.StatusConflict, domain.CodeExists)
+			if m := a.row(first.Movie.ID); m.Title != "First" {
+				t.Fatalf("the first movie became %+v", m)
+			}
+		})
+	}
 }

@@ -76,7 +76,7 @@ func TestInjectedFailureEndsTracingFailedWithAuditItem(t *testing.T) {
 		m.CleanBefore != 0 {
 		t.Fatalf("row %+v, last job %+v", m, m.LastJob)
 	}
-	if v := m.View(time.Now()); v.Status != domain.StatusFailed || v.Lock != nil {
+	if v := m.View(time.Now()); v.Status != domain.StatusFailed || v.Holder != nil {
 		t.Fatalf("view %+v", v)
 	}
 
@@ -141,6 +141,13 @@ func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
 			f.Points[0].X = 7
 			return emit(f)
 		}), generic, "invalid frame 50"},
+		{"one frame too many", at(299, func(f domain.Frame, emit func(domain.Frame) error) error {
+			if err := emit(f); err != nil {
+				return err
+			}
+			f.Index++
+			return emit(f)
+		}), generic, "frame 300 beyond the plan's 300 frames"},
 		{"returns early", at(50, func(domain.Frame, func(domain.Frame) error) error { return errStopEarly }), generic, "50 of 300"},
 	}
 	for _, c := range cases {
@@ -160,6 +167,11 @@ func TestUnsafeFailuresBecomeSafeSummaries(t *testing.T) {
 			m := e.get("m8")
 			if m.Status != domain.StatusFailed || m.LastJob.FailureSummary != want || m.Lease != nil {
 				t.Fatalf("row %+v / %+v", m, m.LastJob)
+			}
+			for _, f := range e.stored("m8") {
+				if f.Index >= 300 {
+					t.Fatalf("frame %d beyond the plan was stored", f.Index)
+				}
 			}
 			for _, bad := range []string{"hunter2", "/var/task", "AKIA", "internal.invalid", "goroutine", "token=", "\n"} {
 				if strings.Contains(want, bad) {
@@ -291,6 +303,32 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 			t.Fatalf("writes %+v", w)
 		}
 	})
+	t.Run("persistent on the row", func(t *testing.T) {
+		// A movie-row commit (here BeginTrace) is retried as often as a
+		// frame write, then fails the job.
+		e := newMemEnv(t)
+		e.createMovie("m12r", 300)
+		job := e.start("m12r", alice, 0, e.now(), lease)
+		tw := e.newWorker(tracer.NewSynthetic(), lease)
+		tw.movies.fail = func(cmd domain.Command) error {
+			if _, ok := cmd.(domain.BeginTrace); ok {
+				return conflict()
+			}
+			return nil
+		}
+		if out := tw.Run(context.Background(), job); out.Result != worker.ResultFailed {
+			t.Fatalf("%+v", out)
+		}
+		begins := 0
+		for _, c := range tw.movies.snapshot() {
+			if _, ok := c.cmd.(domain.BeginTrace); ok {
+				begins++
+			}
+		}
+		if begins != worker.DefaultConflictRetries+1 || len(tw.frames.snapshot()) != 0 {
+			t.Fatalf("%d BeginTrace attempts, %d frame writes", begins, len(tw.frames.snapshot()))
+		}
+	})
 	t.Run("persistent", func(t *testing.T) {
 		e := newMemEnv(t)
 		e.createMovie("m12", 300)
@@ -373,5 +411,24 @@ func TestHandlerSurvivesAPanicOutsideTheJob(t *testing.T) {
 	}
 	if n := countLogs(e, "worker panicked; message left for redelivery"); n != 1 {
 		t.Fatalf("%d panic records", n)
+	}
+}
+
+// TestInvalidWriteIsNotALostLease: a fenced write the store refuses as
+// invalid input (the store's checks may be stricter than the worker's) is an
+// internal error that fails the job visibly, not a lost lease that would
+// leave it to go stale.
+func TestInvalidWriteIsNotALostLease(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("m13", 300)
+	job := e.start("m13", alice, 0, e.now(), lease)
+	tw := e.newWorker(tracer.NewSynthetic(), lease)
+	tw.frames.before = func(int) error { return domain.Invalid("frame", "refused by the store") }
+	out := tw.Run(context.Background(), job)
+	if out.Result != worker.ResultFailed || !strings.HasPrefix(out.Summary, "Tracing failed because of an internal error") {
+		t.Fatalf("%+v", out)
+	}
+	if m := e.get("m13"); m.Status != domain.StatusFailed || m.Lease != nil {
+		t.Fatalf("row %+v", m)
 	}
 }

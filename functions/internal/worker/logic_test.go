@@ -153,6 +153,47 @@ func TestLostLeaseStopsAtOnce(t *testing.T) {
 	}
 }
 
+// TestRefusedRenewalStopsAtOnce: the job's lease is ended by someone else
+// while no frame is buffered, so the next renewal is the first write to
+// learn it: the refusal stops the job at once (no further frame write), as
+// a refused frame write does; it is no transport error to carry on after.
+func TestRefusedRenewalStopsAtOnce(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("m5r", 300)
+	const short = 6 * time.Second // cadence 2 s
+	job := e.start("m5r", alice, 0, e.now(), short)
+	var tw *testWorker
+	tw = e.newWorker(at(99, func(ctx context.Context, f domain.Frame, emit func(domain.Frame) error) error {
+		if !waitUntil(func() bool { return tw.putsWritten() == 99 }) { // frames 0-98 durable, none buffered
+			return errTimedOut
+		}
+		m := e.get("m5r")
+		if _, err := e.store.Commit(ctx, "m5r", domain.FailJob{Job: *m.Lease, Now: e.now(), Summary: "Stopped by an operator."}); err != nil {
+			return err
+		}
+		e.fake.Step(short / 3)
+		renewed := func() bool {
+			for _, c := range tw.movies.snapshot() {
+				if _, ok := c.cmd.(domain.RenewJob); ok {
+					return true
+				}
+			}
+			return false
+		}
+		if !waitUntil(renewed) {
+			return errTimedOut
+		}
+		return emit(f)
+	}), short)
+	out := tw.Run(context.Background(), job)
+	if out.Result != worker.ResultLeaseLost || out.FramesWritten != 99 {
+		t.Fatalf("%+v", out)
+	}
+	if refused := requireStoppedAtFirstRefusal(t, tw.allCalls()); refused.what != "domain.RenewJob" {
+		t.Fatalf("the first refusal was %s, want the renewal", refused.what)
+	}
+}
+
 // TestRenewalCadence: the lease is renewed on a time cadence (a third of the
 // lease), never per frame, and each renewal publishes the durable progress.
 // The tracer steps the fake clock by one cadence five times: exactly five
@@ -274,6 +315,28 @@ func TestDeadlines(t *testing.T) {
 			t.Fatalf("row %+v", m)
 		}
 	})
+	t.Run("runs out of time one frame short", func(t *testing.T) {
+		// 299 of 300 frames durable at the stop margin, no queue to hand off
+		// to: the job is not done, so it is no "traced".
+		e := newMemEnv(t)
+		e.createMovie("m9c", 300)
+		job := e.start("m9c", alice, 0, e.now(), lease)
+		tw := e.newWorker(at(299, func(ctx context.Context, f domain.Frame, emit func(domain.Frame) error) error {
+			e.fake.Step(8 * time.Second)
+			<-ctx.Done()
+			return ctx.Err()
+		}), lease, func(o *worker.Options) { o.StopMargin, o.StartReserve = 2*time.Second, 4*time.Second })
+		ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
+		defer cancel()
+		out := tw.Run(ctx, job)
+		const want = "The trace ran out of time after 299 of 300 frames. Start it again, or trace fewer frames."
+		if out.Result != worker.ResultFailed || out.Summary != want || out.FramesWritten != 299 {
+			t.Fatalf("%+v", out)
+		}
+		if m := e.get("m9c"); m.Status != domain.StatusFailed || m.CleanBefore != 0 {
+			t.Fatalf("row %+v", m)
+		}
+	})
 }
 
 // TestBatchJobsRunConcurrently (issue 12, item 3): two jobs in one batch
@@ -379,6 +442,13 @@ func TestNewValidatesOptions(t *testing.T) {
 		if _, err := worker.New(o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	// The reserve may equal the margin: a job claimed with exactly that much
+	// time left stops at once, but is claimed.
+	o := ok
+	o.StopMargin, o.StartReserve = 5*time.Second, 5*time.Second
+	if _, err := worker.New(o); err != nil {
+		t.Errorf("reserve equal to the margin refused: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -83,6 +84,21 @@ func (s *memStore) WriteFenced(ctx context.Context, movieID string, fence domain
 	if err := domain.Decide(fence, &m); err != nil {
 		return err
 	}
+	// The port's contract, as the DynamoDB adapter enforces it (a
+	// transaction may not touch one item twice): no frame twice.
+	seen := map[int]bool{}
+	for _, f := range puts {
+		if seen[f.Index] {
+			return fmt.Errorf("memstore: frame %d twice in one write", f.Index)
+		}
+		seen[f.Index] = true
+	}
+	for _, i := range deletes {
+		if seen[i] {
+			return fmt.Errorf("memstore: frame %d twice in one write", i)
+		}
+		seen[i] = true
+	}
 	fs := s.frames[movieID]
 	if fs == nil {
 		fs = map[int]domain.Frame{}
@@ -133,7 +149,7 @@ func (s *memStore) stored(tb testing.TB, id string) []domain.Frame {
 // and keeps the continuation messages for the test to deliver.
 type memQueue struct {
 	mu       sync.Mutex
-	requeued []string
+	requeued []requeue
 	sent     []events.TraceJob
 	fail     error // when set, Continue fails with it
 	// failTimes, when positive, limits fail to the first failTimes sends.
@@ -143,11 +159,24 @@ type memQueue struct {
 
 var _ worker.Queue = (*memQueue)(nil)
 
-func (q *memQueue) Requeue(_ context.Context, receiptHandle string, _ time.Duration) error {
+// requeue is one Requeue call.
+type requeue struct {
+	receiptHandle string
+	delay         time.Duration
+}
+
+func (q *memQueue) Requeue(_ context.Context, receiptHandle string, delay time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.requeued = append(q.requeued, receiptHandle)
+	q.requeued = append(q.requeued, requeue{receiptHandle, delay})
 	return nil
+}
+
+// requeues returns the Requeue calls so far.
+func (q *memQueue) requeues() []requeue {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]requeue(nil), q.requeued...)
 }
 
 func (q *memQueue) Continue(_ context.Context, job events.TraceJob) error {

@@ -84,7 +84,7 @@ func notFound() *Error {
 }
 
 func leaseLost(m Movie, now time.Time) *Error {
-	return &Error{Code: CodeLeaseLost, Message: "the lease is no longer held", Holder: m.Lock(now)}
+	return &Error{Code: CodeLeaseLost, Message: "the lease is no longer held", Holder: m.Holder(now)}
 }
 
 // blockedBy explains why a live lease that is not the caller's blocks a write.

@@ -701,8 +701,8 @@ func (w *world) check() {
 	if (v.Status == domain.StatusTracing) != (live != nil && live.Kind == domain.LeaseTracing) {
 		t.Fatalf("view status %s with live lease %+v", v.Status, live)
 	}
-	if (v.Lock != nil) != (live != nil) {
-		t.Fatalf("view lock %+v with live lease %+v", v.Lock, live)
+	if (v.Holder != nil) != (live != nil) {
+		t.Fatalf("view holder %+v with live lease %+v", v.Holder, live)
 	}
 	for _, j := range []*domain.JobRecord{m.LastJob, v.LastJob} {
 		if j == nil {

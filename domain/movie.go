@@ -140,8 +140,9 @@ func (m Movie) LiveLease(now time.Time) *Lease {
 	return nil
 }
 
-// Lock describes the live lease for list and metadata responses, or nil.
-func (m Movie) Lock(now time.Time) *Holder {
+// Holder describes the live lease's holder for list and metadata responses
+// (the API calls it the movie's "lock"), or nil.
+func (m Movie) Holder(now time.Time) *Holder {
 	if l := m.LiveLease(now); l != nil {
 		h := l.holder()
 		return &h
@@ -156,14 +157,14 @@ func (m Movie) Lock(now time.Time) *Holder {
 // fenced on the live lease.
 type View struct {
 	Status   Status
-	Lock     *Holder
+	Holder   *Holder
 	Progress Progress
 	LastJob  *JobRecord
 }
 
 // View derives what readers see at now.
 func (m Movie) View(now time.Time) View {
-	v := View{Status: m.Status, Lock: m.Lock(now), Progress: m.Progress, LastJob: m.LastJob}
+	v := View{Status: m.Status, Holder: m.Holder(now), Progress: m.Progress, LastJob: m.LastJob}
 	live := m.LiveLease(now)
 	if m.Status == StatusTracing && (live == nil || live.Kind != LeaseTracing) {
 		v.Status = StatusFailed

@@ -77,14 +77,14 @@ func TestNewMovie(t *testing.T) {
 
 func TestMovieView(t *testing.T) {
 	running := exec(t, claimed(t, job1, t0), domain.RenewJob{JobFence: domain.JobFence{JobID: job1, Now: t0}, Duration: d, FramesWritten: 42})
-	t.Run("a live tracing lease reads as tracing with its initiator as the lock", func(t *testing.T) {
+	t.Run("a live tracing lease reads as tracing with its initiator as the holder", func(t *testing.T) {
 		v := running.View(at(d - ms))
 		if v.Status != domain.StatusTracing {
 			t.Fatalf("status %s", v.Status)
 		}
 		want := domain.Holder{Kind: domain.LeaseTracing, UserID: alice.ID, UserName: alice.Name, StartedAt: t0}
-		if v.Lock == nil || *v.Lock != want {
-			t.Fatalf("lock %+v, want %+v", v.Lock, want)
+		if v.Holder == nil || *v.Holder != want {
+			t.Fatalf("holder %+v, want %+v", v.Holder, want)
 		}
 		if v.Progress.FramesWritten != 42 || v.LastJob != nil {
 			t.Fatalf("view %+v", v)
@@ -95,8 +95,8 @@ func TestMovieView(t *testing.T) {
 		if v.Status != domain.StatusFailed {
 			t.Fatalf("status %s, want %s", v.Status, domain.StatusFailed)
 		}
-		if v.Lock != nil {
-			t.Fatalf("a stale lease shows as lock %+v", *v.Lock)
+		if v.Holder != nil {
+			t.Fatalf("a stale lease shows as holder %+v", *v.Holder)
 		}
 		want := domain.JobRecord{
 			JobID: job1, Status: domain.StatusFailed, UserID: alice.ID, UserName: alice.Name,
@@ -120,24 +120,24 @@ func TestMovieView(t *testing.T) {
 		if v.Status != domain.StatusFailed || v.LastJob != m.LastJob {
 			t.Fatalf("view %+v", v)
 		}
-		if v.Lock == nil || v.Lock.Kind != domain.LeaseAnalysis || v.Lock.UserName != bob.Name {
-			t.Fatalf("lock %+v, want Bob's analysis lease", v.Lock)
+		if v.Holder == nil || v.Holder.Kind != domain.LeaseAnalysis || v.Holder.UserName != bob.Name {
+			t.Fatalf("holder %+v, want Bob's analysis lease", v.Holder)
 		}
 	})
-	t.Run("a ready movie with a live analysis lease shows the editor as the lock", func(t *testing.T) {
+	t.Run("a ready movie with a live analysis lease shows the editor as the holder", func(t *testing.T) {
 		m := analysing(t, leaseB, bob, t0)
 		v := m.View(at(ms))
-		if v.Status != domain.StatusReady || v.Lock == nil || v.Lock.UserName != bob.Name || !v.Lock.StartedAt.Equal(t0) {
+		if v.Status != domain.StatusReady || v.Holder == nil || v.Holder.UserName != bob.Name || !v.Holder.StartedAt.Equal(t0) {
 			t.Fatalf("view %+v", v)
 		}
-		if v := m.View(at(d)); v.Lock != nil {
-			t.Fatalf("stale analysis lease still shows as lock %+v", *v.Lock)
+		if v := m.View(at(d)); v.Holder != nil {
+			t.Fatalf("stale analysis lease still shows as holder %+v", *v.Holder)
 		}
 	})
 	t.Run("a completed trace reads as stored", func(t *testing.T) {
 		m := exec(t, running, domain.CompleteJob{Job: *running.Lease, Now: at(ms), FramesWritten: 1000})
 		v := m.View(at(2 * d))
-		if v.Status != domain.StatusTraced || v.LastJob != m.LastJob || v.Lock != nil {
+		if v.Status != domain.StatusTraced || v.LastJob != m.LastJob || v.Holder != nil {
 			t.Fatalf("view %+v", v)
 		}
 	})

@@ -12,8 +12,8 @@ import (
 
 // HistoryPosition is where a page of a movie's history (its audit items,
 // newest first) ends: an item's time and a digest of its key. It names no
-// job: a job ID is a tracing lease's ID and never leaves the server in a
-// history.
+// job: a history shows no job IDs (they are public, but add nothing there),
+// so its cursor does not either.
 type HistoryPosition struct {
 	OccurredAt string // TimeLayout
 	KeyDigest  string // 16 hex digits: the first 8 bytes of SHA-256 of the item's eventKey

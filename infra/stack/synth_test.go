@@ -554,8 +554,8 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	want := map[string][]string{
 		API: concat(logs(API),
-			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("frames.Arn", "dynamodb:Query"),
+			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem"),
+			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:BatchWriteItem"),
 			grantSet("audit.Arn/index/history", "dynamodb:Query"),
 			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
 			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
@@ -584,7 +584,10 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 		Sweeper: concat(logs(Sweeper),
 			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).
@@ -801,8 +804,8 @@ func TestAlarms(t *testing.T) {
 		check(t, "alarm count", func() {
 			// Queues, iterator age, per-function errors and throttles, then
 			// (ops) trace queue age, worker duration, API 5xx and latency,
-			// and one throttle alarm per table.
-			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(5+2*len(Functions)+4+3)))
+			// two worker business metrics and one throttle alarm per table.
+			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(5+2*len(Functions)+4+2+3)))
 		})
 		for q, threshold := range map[awssqs.Queue]int{st.TraceDLQ: cfg.Alarms.DLQDepth, st.UploadDLQ: cfg.Alarms.DLQDepth, st.StreamFailures: cfg.Alarms.DLQDepth, st.StreamPoison: 1} {
 			hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{

@@ -79,7 +79,7 @@ func NewPointView(m domain.Movie, index int, p domain.Point) PointView {
 }
 
 // GET /movies/{id}/frames?from=&limit=&format=: traced frames, one page.
-// Available whatever lock is live: reading never needs a lease. JSON by
+// Available whatever lease is live: reading never needs a lease. JSON by
 // default; CSV (one row per point) with format=csv or Accept: text/csv,
 // the next page then linked from a Link header (rel="next").
 func (h *Handler) frames(w http.ResponseWriter, r *http.Request, c call) error {

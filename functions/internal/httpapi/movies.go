@@ -10,7 +10,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 )
 
-// GET /movies: every movie with its status and live lock.
+// GET /movies: every movie with its status and its live lease's holder.
 func (h *Handler) listMovies(w http.ResponseWriter, r *http.Request, c call) error {
 	movies, malformed, err := h.cfg.Movies.List(r.Context())
 	if err != nil {

@@ -74,7 +74,7 @@ type Problem struct {
 	// Field names the offending input of a 400 or 422.
 	Field string `json:"field,omitempty"`
 	// Holder describes the live lease behind a 409.
-	Holder *LockView `json:"holder,omitempty"`
+	Holder *HolderView `json:"holder,omitempty"`
 }
 
 // problemFor builds the problem for err. The second result is false for an
@@ -90,7 +90,7 @@ func problemFor(err error) (Problem, bool) {
 	}
 	p := Problem{Code: e.Code, Detail: e.Message, Field: e.Field, Status: kind.status}
 	if e.Holder != nil {
-		v := lockView(*e.Holder)
+		v := holderView(*e.Holder)
 		p.Holder = &v
 	}
 	return p, true

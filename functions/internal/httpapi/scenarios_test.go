@@ -58,7 +58,7 @@ var scenarios = []scenario{
 
 		a.clock.Advance(1234 * time.Millisecond)
 		al.open(id).want(201)
-		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:01.234Z",
+		want := httpapi.HolderView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:01.234Z",
 			LastActiveAt: "2026-12-02T12:00:01.234Z", ExpiresAt: "2026-12-02T12:15:01.234Z", Yours: true}
 		al.do("GET", "/movies", nil).want(200).decode(&list)
 		if s := findMovie(t, list, id); s.Lock == nil || *s.Lock != want || s.FrameCount != 300 {
@@ -85,7 +85,7 @@ var scenarios = []scenario{
 		}
 		a.clock.Advance(time.Minute)
 		p := second.open(id).problem(409, domain.CodeLeaseHeld)
-		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:00.000Z"}
+		want := httpapi.HolderView{Kind: domain.LeaseAnalysis, UserName: alice[1], StartedAt: "2026-12-02T12:00:00.000Z"}
 		if p.Holder == nil || *p.Holder != want {
 			t.Fatalf("holder %+v, want %+v", p.Holder, want)
 		}
@@ -251,14 +251,14 @@ var scenarios = []scenario{
 			t.Fatalf("row after trace start: %+v", m.Lease)
 		}
 		d := al.get(id).want(200).detail()
-		want := httpapi.LockView{Kind: domain.LeaseTracing, UserName: alice[1], StartedAt: "2026-12-02T12:01:00.000Z",
+		want := httpapi.HolderView{Kind: domain.LeaseTracing, UserName: alice[1], StartedAt: "2026-12-02T12:01:00.000Z",
 			LastActiveAt: "2026-12-02T12:01:00.000Z", ExpiresAt: "2026-12-02T12:16:00.000Z", Yours: true}
 		if d.Status != domain.StatusTracing || d.Lock == nil || *d.Lock != want {
 			t.Fatalf("metadata while tracing: status %s lock %+v", d.Status, d.Lock)
 		}
 		// The old analysis lease is gone: edits and heartbeats are refused.
 		p := al.editInterval(id, 2).problem(409, domain.CodeTracingInProgress)
-		inProblem := httpapi.LockView{Kind: want.Kind, UserName: want.UserName, StartedAt: want.StartedAt}
+		inProblem := httpapi.HolderView{Kind: want.Kind, UserName: want.UserName, StartedAt: want.StartedAt}
 		if p.Holder == nil || *p.Holder != inProblem {
 			t.Fatalf("holder %+v", p.Holder)
 		}
@@ -298,7 +298,7 @@ var scenarios = []scenario{
 		bo.open(id).want(201)
 		// Alice's page finds out on its next heartbeat, and sees who has it.
 		p := al.heartbeat(id).problem(409, domain.CodeLeaseLost)
-		want := httpapi.LockView{Kind: domain.LeaseAnalysis, UserName: bob[1], StartedAt: "2026-12-02T12:15:00.000Z"}
+		want := httpapi.HolderView{Kind: domain.LeaseAnalysis, UserName: bob[1], StartedAt: "2026-12-02T12:15:00.000Z"}
 		if p.Holder == nil || *p.Holder != want {
 			t.Fatalf("holder %+v, want %+v", p.Holder, want)
 		}

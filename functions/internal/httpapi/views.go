@@ -16,9 +16,10 @@ import (
 // milliseconds), the same as in the audit table.
 func formatTime(t time.Time) string { return events.FormatTime(t) }
 
-// LockView is a live lease as others may see it: never its ID, never the
-// holder's user ID.
-type LockView struct {
+// HolderView is a live lease's holder as others may see it: never the
+// lease's ID, never the holder's user ID. Movie responses carry it as
+// "lock" (the API's name, kept for clients), problems as "holder".
+type HolderView struct {
 	Kind      domain.LeaseKind `json:"kind"`
 	UserName  string           `json:"userName"`
 	StartedAt string           `json:"startedAt"`
@@ -31,17 +32,17 @@ type LockView struct {
 	Yours bool `json:"yours,omitempty"`
 }
 
-func lockView(h domain.Holder) LockView {
-	return LockView{Kind: h.Kind, UserName: h.UserName, StartedAt: formatTime(h.StartedAt)}
+func holderView(h domain.Holder) HolderView {
+	return HolderView{Kind: h.Kind, UserName: h.UserName, StartedAt: formatTime(h.StartedAt)}
 }
 
-// liveLock is the live lease of m at now as caller may see it, or nil.
-func liveLock(m domain.Movie, now time.Time, caller domain.User) *LockView {
-	h := m.Lock(now)
+// liveHolder is the holder of m's live lease at now as caller may see it, or nil.
+func liveHolder(m domain.Movie, now time.Time, caller domain.User) *HolderView {
+	h := m.Holder(now)
 	if h == nil {
 		return nil
 	}
-	v := lockView(*h)
+	v := holderView(*h)
 	if l := m.LiveLease(now); l != nil {
 		v.LastActiveAt = formatTime(l.HeartbeatAt)
 		v.ExpiresAt = formatTime(l.ExpiresAt)
@@ -62,7 +63,8 @@ type MovieSummary struct {
 	Title    string        `json:"title"`
 	Status   domain.Status `json:"status"`
 	Progress ProgressView  `json:"progress"`
-	Lock     *LockView     `json:"lock"`
+	// Lock is the live lease's holder, or nil (wire name "lock").
+	Lock *HolderView `json:"lock"`
 	// FrameCount is the movie's length, so that a list can say how much of
 	// the movie (not only of the last trace) is traced.
 	FrameCount int `json:"frameCount"`
@@ -107,7 +109,7 @@ type MovieDetail struct {
 	Title           string        `json:"title"`
 	Status          domain.Status `json:"status"`
 	Progress        ProgressView  `json:"progress"`
-	Lock            *LockView     `json:"lock"`
+	Lock            *HolderView   `json:"lock"`
 	FrameCount      int           `json:"frameCount"`
 	FrameRate       float64       `json:"frameRate"`
 	Markers         []MarkerView  `json:"markers"`
@@ -164,7 +166,7 @@ func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
 	return MovieSummary{
 		ID: m.ID, Title: m.Title, Status: v.Status,
 		Progress:   ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
-		Lock:       liveLock(m, now, caller),
+		Lock:       liveHolder(m, now, caller),
 		FrameCount: m.FrameCount,
 	}
 }
@@ -174,7 +176,7 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 	d := MovieDetail{
 		ID: m.ID, Title: m.Title, Status: v.Status,
 		Progress:        ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
-		Lock:            liveLock(m, now, caller),
+		Lock:            liveHolder(m, now, caller),
 		FrameCount:      m.FrameCount,
 		FrameRate:       m.FrameRate,
 		Markers:         make([]MarkerView, len(m.Settings.Markers)),

@@ -83,7 +83,7 @@ func (f *fab) forced(client int, cmd domain.Command) {
 func (f *fab) frame(client int, now time.Time, frame int, token string, accepted bool) {
 	out := proof.Outcome{}
 	if !accepted {
-		out.Refusal = &domain.Error{Code: domain.CodeLeaseLost, Message: "the lease is no longer held", Holder: f.state.Lock(now)}
+		out.Refusal = &domain.Error{Code: domain.CodeLeaseLost, Message: "the lease is no longer held", Holder: f.state.Holder(now)}
 	}
 	f.record(client, proof.Call{Kind: proof.KindFrame, Fence: domain.JobFence{JobID: jobJ, Now: now}, Frame: frame, Token: token}, out)
 	if accepted {

@@ -76,7 +76,7 @@ func TestInjectedFailureEndsTracingFailedWithAuditItem(t *testing.T) {
 		m.CleanBefore != 0 {
 		t.Fatalf("row %+v, last job %+v", m, m.LastJob)
 	}
-	if v := m.View(time.Now()); v.Status != domain.StatusFailed || v.Lock != nil {
+	if v := m.View(time.Now()); v.Status != domain.StatusFailed || v.Holder != nil {
 		t.Fatalf("view %+v", v)
 	}
 

@@ -106,7 +106,13 @@ func TestTwoUsersSignInThroughTheLocalProvider(t *testing.T) {
 	alice.waitJS("Alice holds the lease", banner+`.dataset.mode === 'edit'`)
 	alice.shot("01-alice-signed-in-editing")
 
-	signInAs(bob, st.URL, "bob", "Bob")
+	// Bob's sign-in step by step, with axe-core on the provider's page.
+	bob.do("open the page and start signing in", chromedp.Navigate(st.URL),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)), chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)))
+	bob.do("the provider's page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-bob"]`)))
+	bob.checkAxe("02a-provider-sign-in-page")
+	bob.do("choose Bob", chromedp.Click(chromedp.CSS(`[data-testid="login-bob"]`)))
+	waitAcrossNavigation(bob, "signed in as Bob", `document.querySelector('[data-testid="auth-user"]')?.textContent === 'signed in as Bob'`)
 	bob.waitJS("the list shows Alice's lock by her token's name", lockOf+`?.dataset.kind === 'analysis' && `+lockOf+`.textContent.includes('Alice editing since')`)
 	bob.shot("02-bob-sees-alice")
 	// Bob's own token, through the page's sign-in module: the API knows him

@@ -53,4 +53,3 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, tok)
 	return 0
 }
-

@@ -2,15 +2,12 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
 
@@ -74,17 +71,7 @@ func startSignInStack(t *testing.T, out string, tokenTTL time.Duration) *stack.S
 // token before they expire and keeps working; a reload keeps no token
 // (memory only); sign-out ends it.
 func TestTwoUsersSignInThroughTheLocalProvider(t *testing.T) {
-	tools, err := emulators.ToolsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(filepath.Dir(tools), "testoutput", "e2e-signin")
-	if err := os.RemoveAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	out := outputDir(t)
 	// Tokens of 65 s: oidc-client-ts renews 60 s before expiry, so within
 	// about 5 s of signing in.
 	st := startSignInStack(t, out, 65*time.Second)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,29 +79,10 @@ func TestSweeperOperationsAreListed(t *testing.T) {
 		}
 	}
 
-	listed := map[string]bool{}
-	f, err := os.Open("testdata/aws-operations.txt")
+	unlisted, unseen, err := counter.CompareWithList("testdata/aws-operations.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-			listed[line] = true
-		}
-	}
-	var unlisted, unseen []string
-	for op := range counter.Snapshot() {
-		if !listed[op] {
-			unlisted = append(unlisted, op)
-		}
-	}
-	for op := range listed {
-		if counter.Of(op) == 0 {
-			unseen = append(unseen, op)
-		}
-	}
-	slices.Sort(unlisted)
 	t.Logf("operations sent: %v", counter.Snapshot())
 	if len(unlisted)+len(unseen) > 0 {
 		t.Errorf("sent but not listed in testdata/aws-operations.txt: %v; listed but not sent: %v", unlisted, unseen)

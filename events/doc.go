@@ -6,4 +6,7 @@
 // How a movie row is stored and how a stream image is read back into a
 // domain.Movie is package schema's; the stream processor decodes a record
 // there (schema.DecodeRecord) and derives the events here.
+//
+// The package imports no AWS package. A file that needs aws-lambda-go's
+// events package as well imports that one as lambdaevents.
 package events

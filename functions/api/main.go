@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/movietrace/tracinglocks/events/emf"
@@ -43,7 +44,8 @@ func main() {
 
 // build wires the handler from the environment. The authenticator is chosen
 // first: DEV_AUTH set inside Lambda fails the init before anything else.
-func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *slog.Logger, error) {
+// apiOptions (e.g. a request counter) go to every AWS client.
+func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*aws.Config)) (*httpapi.Handler, *slog.Logger, error) {
 	log := logging.New(os.Stdout, slog.LevelInfo)
 	auth, err := httpapi.ChooseAuthenticator(getenv)
 	if err != nil {
@@ -54,7 +56,7 @@ func build(ctx context.Context, getenv func(string) string) (*httpapi.Handler, *
 		return nil, log, err
 	}
 	log = logging.New(os.Stdout, cfg.LogLevel)
-	clients, err := awsclients.New(ctx, cfg)
+	clients, err := awsclients.New(ctx, cfg, apiOptions...)
 	if err != nil {
 		return nil, log, err
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/movietrace/tracinglocks/events/emf"
 )
 
 // WorkerDurationAlarmFraction: the worker duration alarm fires when an
@@ -28,7 +30,8 @@ func (s *Stack) notify(a awscloudwatch.Alarm) {
 
 // alarms creates the alarm topic (every environment; its email
 // subscription from alarms.email) and the alarms, each with the topic as
-// its action: the queues' depth (trace DLQ, upload DLQ, stream failures) and age, the stream processor's iterator
+// its action: the queues' depth (trace DLQ, upload DLQ, stream failures) and age,
+// two worker business metrics (abandoned segments, expired leases), the stream processor's iterator
 // age, every function's errors and throttles, the worker's duration near
 // its timeout, the HTTP API's 5xx and latency, and the tables' throttles.
 // docs/operations.md has one entry per alarm.
@@ -88,6 +91,12 @@ func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
 		s.API.MetricServerError(sum), float64(cfg.Alarms.API5xx))
 	alarm("ApiLatencyAlarm", "The HTTP API's p99 latency is high",
 		s.API.MetricLatency(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("p99")}), float64(cfg.Alarms.APILatencyMs))
+	// Business metrics (EMF) that no other alarm covers: a claimed segment
+	// that could not publish its end does not fail the invocation.
+	alarm("WorkerAbandonedAlarm", "A claimed trace segment ended without publishing its outcome: its movie shows the trace as stalled until the lease goes stale",
+		businessMetric(period, emf.WorkerSegments, map[string]string{emf.DimensionOutcome: "abandoned"}, "Sum"), 1)
+	alarm("WorkerLeaseExpiredAlarm", "A worker's lease renewals did not get through for a whole lease: the worker stopped and the trace stalled",
+		businessMetric(period, emf.LeaseConflicts, map[string]string{emf.DimensionFunction: string(emf.Worker), emf.DimensionReason: "expired"}, "Sum"), 1)
 	for _, t := range []struct {
 		id    string
 		table awsdynamodb.Table
@@ -108,5 +117,21 @@ func tableThrottles(t awsdynamodb.Table, key string, period awscdk.Duration) aws
 		},
 		Label:  jsii.String(key + " throttled requests"),
 		Period: period,
+	})
+}
+
+// businessMetric is one series of emf.Catalog; it panics (synthesis fails)
+// for a series no function writes, so an alarm can never watch nothing.
+func businessMetric(period awscdk.Duration, name string, dims map[string]string, stat string) awscloudwatch.IMetric {
+	if _, ok := emf.Declared(name, dims); !ok {
+		panic("alarm on " + emf.KeyOf(name, dims) + ", which is not in emf.Catalog")
+	}
+	d := map[string]*string{}
+	for k, v := range dims {
+		d[k] = jsii.String(v)
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(emf.Namespace), MetricName: jsii.String(name), DimensionsMap: &d,
+		Period: period, Statistic: jsii.String(stat),
 	})
 }

@@ -584,10 +584,7 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 		Sweeper: concat(logs(Sweeper),
 			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn/frames/*", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn", "s3:ListBucket")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).
@@ -804,8 +801,8 @@ func TestAlarms(t *testing.T) {
 		check(t, "alarm count", func() {
 			// Queues, iterator age, per-function errors and throttles, then
 			// (ops) trace queue age, worker duration, API 5xx and latency,
-			// and one throttle alarm per table.
-			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(5+2*len(Functions)+4+3)))
+			// two worker business metrics and one throttle alarm per table.
+			tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(5+2*len(Functions)+4+2+3)))
 		})
 		for q, threshold := range map[awssqs.Queue]int{st.TraceDLQ: cfg.Alarms.DLQDepth, st.UploadDLQ: cfg.Alarms.DLQDepth, st.StreamFailures: cfg.Alarms.DLQDepth, st.StreamPoison: 1} {
 			hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/events"
+	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/movietrace/tracinglocks/domain"
-	tlevents "github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/schema"
@@ -44,7 +44,7 @@ func (nopFrames) Page(context.Context, string, int, int) ([]domain.Frame, *int, 
 
 type nopHistory struct{}
 
-func (nopHistory) History(context.Context, string, *tlevents.HistoryPosition, int) ([]schema.AuditItem, *tlevents.HistoryPosition, error) {
+func (nopHistory) History(context.Context, string, *events.HistoryPosition, int) ([]schema.AuditItem, *events.HistoryPosition, error) {
 	return nil, nil, nil
 }
 
@@ -123,11 +123,11 @@ func TestClaims(t *testing.T) {
 				got, err = httpapi.ClaimsAuthenticator{}.Authenticate(r)
 				w.WriteHeader(204)
 			})
-			ev := events.APIGatewayV2HTTPRequest{RawPath: "/movies", RequestContext: events.APIGatewayV2HTTPRequestContext{
-				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/movies"}}}
+			ev := lambdaevents.APIGatewayV2HTTPRequest{RawPath: "/movies", RequestContext: lambdaevents.APIGatewayV2HTTPRequestContext{
+				HTTP: lambdaevents.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/movies"}}}
 			if c.claims != nil {
-				ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-					JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: c.claims}}
+				ev.RequestContext.Authorizer = &lambdaevents.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+					JWT: &lambdaevents.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: c.claims}}
 			}
 			if _, perr := httpadapter.NewV2(h).ProxyWithContext(context.Background(), ev); perr != nil {
 				t.Fatal(perr)

@@ -112,6 +112,14 @@ func defect01(t *testing.T, st *stack.Stack) {
 	if got := b.str(`document.querySelector('#from-frame').value`); got != "0" {
 		t.Errorf("the second movie's From frame shows %q, carried over from the first movie; want 0", got)
 	}
+	// ... and the job records what the screen shows.
+	b.do("start the trace", chromedp.Click(chromedp.ID("start-trace")))
+	b.waitJS("traced", `document.querySelector('#movie-status').dataset.status === 'traced'`)
+	if j := getMovie(t, st, "d01-b").LastJob; j == nil {
+		t.Error("the second movie has no last trace")
+	} else if j.FromFrame != 0 {
+		t.Errorf("the second movie's trace was recorded from frame %d; want 0", j.FromFrame)
+	}
 }
 
 // defect 2: the last trace says "from frame N" (the requested start), not

@@ -248,10 +248,17 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 
 	// Defect 12: Alice's lease is taken away behind her page's back (its ID
 	// released through the beacon route): her page says so at the next poll,
-	// not at the next heartbeat.
+	// not at the next heartbeat: it is taken just after a renewal, and two
+	// polls later (the next renewal is a third of the lease away) her page
+	// has said so.
+	beats := eval[int](alice, `window.__beats`)
+	alice.waitJS("a renewal", fmt.Sprintf(`window.__beats > %d`, beats))
 	leases := eval[[]string](alice, `window.__leases`)
 	releaseLease(t, st, movieID, leases[len(leases)-1])
-	alice.waitJS("Alice is told she is no longer editing", banner+`.dataset.mode === 'lost' && `+banner+`.textContent.startsWith('You are no longer editing')`)
+	alice.waitPolls(2)
+	if !eval[bool](alice, banner+`.dataset.mode === 'lost' && `+banner+`.textContent.startsWith('You are no longer editing')`) {
+		t.Fatalf("two polls after her lease was taken Alice's banner says %q", alice.str(banner+`.textContent`))
+	}
 	if n := eval[int](alice, `[...document.querySelectorAll('.edit-control')].filter(e => !e.disabled).length`); n != 0 {
 		t.Errorf("%d edit controls stay enabled after Alice lost her lease", n)
 	}

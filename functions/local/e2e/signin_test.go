@@ -2,15 +2,12 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
 
@@ -74,17 +71,7 @@ func startSignInStack(t *testing.T, out string, tokenTTL time.Duration) *stack.S
 // token before they expire and keeps working; a reload keeps no token
 // (memory only); sign-out ends it.
 func TestTwoUsersSignInThroughTheLocalProvider(t *testing.T) {
-	tools, err := emulators.ToolsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(filepath.Dir(tools), "testoutput", "e2e-signin")
-	if err := os.RemoveAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	out := outputDir(t)
 	// Tokens of 65 s: oidc-client-ts renews 60 s before expiry, so within
 	// about 5 s of signing in.
 	st := startSignInStack(t, out, 65*time.Second)
@@ -106,7 +93,13 @@ func TestTwoUsersSignInThroughTheLocalProvider(t *testing.T) {
 	alice.waitJS("Alice holds the lease", banner+`.dataset.mode === 'edit'`)
 	alice.shot("01-alice-signed-in-editing")
 
-	signInAs(bob, st.URL, "bob", "Bob")
+	// Bob's sign-in step by step, with axe-core on the provider's page.
+	bob.do("open the page and start signing in", chromedp.Navigate(st.URL),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)), chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)))
+	bob.do("the provider's page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-bob"]`)))
+	bob.checkAxe("02a-provider-sign-in-page")
+	bob.do("choose Bob", chromedp.Click(chromedp.CSS(`[data-testid="login-bob"]`)))
+	waitAcrossNavigation(bob, "signed in as Bob", `document.querySelector('[data-testid="auth-user"]')?.textContent === 'signed in as Bob'`)
 	bob.waitJS("the list shows Alice's lock by her token's name", lockOf+`?.dataset.kind === 'analysis' && `+lockOf+`.textContent.includes('Alice editing since')`)
 	bob.shot("02-bob-sees-alice")
 	// Bob's own token, through the page's sign-in module: the API knows him

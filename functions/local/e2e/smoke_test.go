@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
 	"github.com/movietrace/tracinglocks/functions/local/smoke"
@@ -21,19 +19,9 @@ func TestSmokeWalkAgainstTheLocalStack(t *testing.T) {
 	if _, err := os.Stat(ChromiumPath); err != nil {
 		t.Fatalf("%s not found (%v): .ci/run installs chromium", ChromiumPath, err)
 	}
-	tools, err := emulators.ToolsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(filepath.Dir(tools), "testoutput", "e2e-smoke")
-	if err := os.RemoveAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	out := outputDir(t)
 	st := startSignInStack(t, out, 10*time.Minute)
-	err = smoke.Walk(t.Context(), smoke.Options{
+	err := smoke.Walk(t.Context(), smoke.Options{
 		URL: st.URL, Login: "alice", MovieID: movieID, Chromium: ChromiumPath, Out: out,
 		StepTimeout: stepTimeout, TraceTimeout: 2 * time.Minute, Log: t.Logf,
 	})

@@ -9,9 +9,12 @@
 // The API is MOVIES_API_URL (default http://127.0.0.1:8080/, a running
 // `make run`). Against a deployed environment set MOVIES_API_URL to the
 // stack's ApiUrl output and MOVIES_API_TOKEN to a JWT the HTTP API's
-// authorizer accepts (sent as Authorization: Bearer). Without a token the
-// development identity headers are sent (MOVIES_DEV_USER, default
-// "importer"), which only the local stack accepts.
+// authorizer accepts (sent as Authorization: Bearer). Without a token it
+// signs in to `make run` as Alice through its local OIDC provider
+// (package localsignin); the development identity headers
+// (MOVIES_DEV_USER, default "importer"), which only the local stack
+// accepts, are sent when MOVIES_DEV_USER is set or the stack signs nobody in
+// (-dev-only).
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/functions/local/localsignin"
 )
 
 type movie struct {
@@ -88,6 +92,18 @@ func run(ctx context.Context, file, title string, wait time.Duration, getenv fun
 	}
 	c := client{base: strings.TrimSuffix(orDefault(getenv(envvar.MoviesAPIURL), "http://127.0.0.1:8080/"), "/"),
 		token: getenv(envvar.MoviesAPIToken), devUser: orDefault(getenv(envvar.MoviesDevUser), "importer")}
+	if c.token == "" && getenv(envvar.MoviesDevUser) == "" {
+		// make run: sign in as Alice through its OIDC provider, as the page
+		// does; the development headers only for a -dev-only stack.
+		tok, err := localsignin.SignIn(ctx, c.base+"/", "alice")
+		switch {
+		case err == nil:
+			c.token = tok
+		case errors.Is(err, localsignin.ErrNoSignIn), errors.Is(err, localsignin.ErrNotLoopback):
+		default:
+			return fmt.Errorf("sign in through make run's OIDC provider: %w", err)
+		}
+	}
 
 	var out created
 	body := map[string]any{"title": title, "fileName": filepath.Base(file), "contentType": contentType, "sizeBytes": st.Size()}

@@ -254,14 +254,14 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 var page = template.Must(template.New("signin").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in (local OIDC provider)</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body>
+<body><main>
 <h1>Sign in</h1>
 <p>Local OpenID Connect provider of the development stack. Choose a test user:</p>
 <form method="get" action="{{.Action}}">
 {{range $k, $vs := .Params}}{{range $vs}}<input type="hidden" name="{{$k}}" value="{{.}}">
 {{end}}{{end}}{{range .Users}}<p><button type="submit" name="login" value="{{.Login}}" data-testid="login-{{.Login}}">{{.Name}}</button> <small>{{.Email}}</small></p>
 {{end}}</form>
-</body></html>
+</main></body></html>
 `))
 
 func (p *Provider) signInPage(w http.ResponseWriter, f url.Values) {

@@ -8,16 +8,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
@@ -29,17 +32,7 @@ func main() {
 		os.Exit(1)
 	}
 	log = logging.New(os.Stdout, cfg.LogLevel)
-	clients, err := awsclients.New(context.Background(), cfg)
-	if err != nil {
-		log.Error("AWS clients", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})
-	if err != nil {
-		log.Error("movies bucket", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	s, err := wiring.Sweeper(cfg, clients, log, files)
+	s, err := build(context.Background(), cfg, log)
 	if err != nil {
 		log.Error("sweeper configuration", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -57,4 +50,18 @@ func main() {
 			slog.Int("skipped", rep.Skipped), slog.Int("failed", rep.Failed))
 		return nil
 	})
+}
+
+// build wires the sweeper from cfg as the Lambda runs it; apiOptions (e.g.
+// a request counter) go to every AWS client.
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, apiOptions ...func(*aws.Config)) (*sweeper.Sweeper, error) {
+	clients, err := awsclients.New(ctx, cfg, apiOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("AWS clients: %w", err)
+	}
+	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})
+	if err != nil {
+		return nil, fmt.Errorf("movies bucket: %w", err)
+	}
+	return wiring.Sweeper(cfg, clients, log, files)
 }

@@ -584,10 +584,7 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject")),
 		Sweeper: concat(logs(Sweeper),
 			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn/frames/*", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn", "s3:ListBucket")),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).

@@ -22,6 +22,7 @@ export async function openAnalyze(id, gen) {
   state.movieId = id;
   show($('#analyze-view'), false);
   show($('#not-found'), false);
+  show($('#not-ready'), false);
   try {
     await loadMovie(gen);
   } catch (err) {
@@ -37,6 +38,7 @@ export async function openAnalyze(id, gen) {
     return;
   }
   if (gen !== state.generation) return;
+  if (state.movie.status === 'awaiting_upload' || state.movie.status === 'ingest_failed') { showNotReady(id, gen); return; }
   fillSettings(true);
   setFrame(state.movie.trim.start); // open at the trim start
   show($('#analyze-view'), true);
@@ -44,6 +46,26 @@ export async function openAnalyze(id, gen) {
   await acquire(gen, { quiet: true });
   loadHistory(gen);
   schedulePoll(gen);
+}
+
+// showNotReady: a movie whose file has not arrived, or could not be read,
+// cannot be analysed (the API refuses to open it); say why, in place of the
+// editor. (A movie made without a file, as the samples without ffmpeg and
+// the tests' seeded ones, is analysed on drawn stand-in frames.)
+// While its file may still arrive, look again now and then.
+function showNotReady(id, gen) {
+  const m = state.movie;
+  const waiting = m.status === 'awaiting_upload';
+  $('#not-ready-title').textContent = m.title;
+  $('#not-ready-reason').textContent = waiting
+    ? "This movie's video has not been uploaded yet. It can be analysed once its file has arrived and been read; this page opens it then."
+    : "This movie's video could not be read" + (m.ingestFailure ? ': ' + m.ingestFailure : '.') + ' Upload the file again as a new movie.';
+  document.title = m.title + ' (not ready) - Movie tracing';
+  show($('#not-ready'), true);
+  focusEl('#not-ready-title');
+  if (waiting) {
+    state.pollTimer = setTimeout(() => { if (gen === state.generation) { state.movieId = null; openAnalyze(id, gen); } }, POLL_IDLE_MS * 2);
+  }
 }
 
 export function resetAnalyze() {

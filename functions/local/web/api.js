@@ -89,6 +89,7 @@ export function errorText(err) {
     case 'lease_required': return 'You need to be editing this movie to change it.';
     case 'invalid_input': return 'That value is not allowed.';
     case 'not_found': return 'This movie no longer exists.';
+    case 'movie_not_ready': return "This movie's video is not ready, so it cannot be analysed: it has not been uploaded yet, or it could not be read.";
     case 'unauthenticated': return 'You are not signed in.';
     default: return err.status >= 500 ? 'The server could not do this. Try again in a moment.' : 'The request was refused.';
   }

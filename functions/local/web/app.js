@@ -32,7 +32,7 @@ async function render() {
   show($('#need-identity'), !state.user);
   show($('#list-view'), !!state.user && next.name === 'list');
   show($('#not-found'), !!state.user && next.name === 'unknown');
-  if (next.name !== 'analyze') show($('#analyze-view'), false);
+  if (next.name !== 'analyze') { show($('#analyze-view'), false); show($('#not-ready'), false); }
   if (!state.user) { focusEl(signInMode() === 'dev' ? '#identity-name' : '[data-testid="sign-in"]'); return; }
   if (next.name === 'list') {
     document.title = 'Movies - Movie tracing';

@@ -10,7 +10,10 @@ import { fillSettings } from './settings.js';
 import { renderResults, downloadHolds } from './results.js';
 import { renderCancel } from './cancel.js';
 
-const STATUS_TEXT = { ready: 'Ready', tracing: 'Tracing', traced: 'Traced', tracing_failed: 'Trace failed', tracing_cancelled: 'Trace cancelled' };
+const STATUS_TEXT = {
+  awaiting_upload: 'Waiting for its video', ingest_failed: 'Video unreadable',
+  ready: 'Ready', tracing: 'Tracing', traced: 'Traced', tracing_failed: 'Trace failed', tracing_cancelled: 'Trace cancelled',
+};
 export const statusText = (s) => STATUS_TEXT[s] || 'Unknown';
 
 // banner returns the lease banner's parts: [mode, ...nodes].

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 
@@ -22,7 +23,8 @@ const framesRequested = `[...new Set(performance.getEntriesByType('resource')
 // frame it jumps to), so stepping forward shows an image at once; and a
 // frame image is cacheable: opened again (the page's decoded frames are
 // gone) the browser answers the frame's redirect and its image from its
-// cache, without asking the API or the bucket again.
+// cache, without asking the API or the bucket again; and leaving a frame
+// cancels the fetches ahead of it.
 func TestFramePrefetchAndCache(t *testing.T) {
 	out := outputDir(t)
 	st := startStackWith(t, out, func(o *stack.Options) { o.Movies = nil; o.FailAt = map[string]int{} })
@@ -35,6 +37,7 @@ func TestFramePrefetchAndCache(t *testing.T) {
 	fromCache := map[string]bool{} // request URL -> served from the cache
 	imageReq := regexp.MustCompile(`/frames/(?:[^/]+/)?(\d+)(/image|\.png)`)
 	ids := map[network.RequestID]string{}
+	var canceled []string // frame image requests the page cancelled
 	if err := chromedp.Listen(b.ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -53,6 +56,10 @@ func TestFramePrefetchAndCache(t *testing.T) {
 		case *network.EventRequestServedFromCache:
 			if u, ok := ids[e.RequestID]; ok {
 				fromCache[u] = true
+			}
+		case *network.EventLoadingFailed:
+			if u, ok := ids[e.RequestID]; ok && e.Canceled {
+				canceled = append(canceled, u)
 			}
 		}
 	}); err != nil {
@@ -100,7 +107,6 @@ func TestFramePrefetchAndCache(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+id+`"]`)))
 	b.waitJS("frame 0's image again", `document.querySelector('#frame-label').textContent === '0' && document.querySelector('#player').dataset.source === 'image'`)
 	mu.Lock()
-	defer mu.Unlock()
 	api, image := "", ""
 	for u := range fromCache {
 		if m := imageReq.FindStringSubmatch(u); m != nil && m[1] == "0" {
@@ -111,12 +117,44 @@ func TestFramePrefetchAndCache(t *testing.T) {
 			}
 		}
 	}
+	cached := map[string]bool{api: fromCache[api], image: fromCache[image]}
+	mu.Unlock()
 	if api == "" || image == "" {
-		t.Fatalf("frame 0's requests after opening the movie again: %v", fromCache)
+		t.Fatalf("frame 0's requests after opening the movie again: %v", cached)
 	}
-	for _, u := range []string{api, image} {
-		if !fromCache[u] {
+	for u, hit := range cached {
+		if !hit {
 			t.Errorf("opened again, %s was not served from the browser's cache", u)
 		}
+	}
+
+	// Cancelled on navigation: with frame images slow to arrive (1.5 s each,
+	// emulated), open another clip and jump at once to frame 150; the
+	// fetches ahead of its frame 0 are cancelled, frame 150 still shows.
+	const other = "mouse-open-field"
+	slow := []*network.Conditions{{URLPattern: st.URL + "movies/" + other + "/frames/*/image", Latency: 1500, DownloadThroughput: -1, UploadThroughput: -1}}
+	ctx, cancel = b.step()
+	_, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: slow})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.do("open another clip and jump to frame 150 at once", chromedp.Evaluate[chromedp.Void](`location.hash = '#/movies/`+other+`'`))
+	b.waitJS("its editor", `!document.querySelector('#analyze-view').hidden && document.querySelector('#movie-title').textContent !== ''`)
+	b.do("jump", chromedp.SetValue(chromedp.ID("frame-slider"), "150"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
+	b.waitJS("frame 150's image", `document.querySelector('#frame-label').textContent === '150' && document.querySelector('#player').dataset.source === 'image'`)
+	mu.Lock()
+	gone := slices.Clone(canceled)
+	mu.Unlock()
+	near0 := regexp.MustCompile(`/movies/` + other + `/frames/[1-8]/image$`)
+	n := 0
+	for _, u := range gone {
+		if near0.MatchString(u) {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("jumping away from frame 0 cancelled none of the fetches ahead of it (cancelled: %q)", gone)
 	}
 }

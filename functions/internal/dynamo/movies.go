@@ -151,10 +151,11 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 	}
 	// A refusal whose row names a successor (domain.Next: an opener over a
 	// stale tracing lease takes it over) commits the successor instead, a
-	// second request; if that one is refused in turn (the row changed in
-	// between), the original command is decided again on the newer row.
-	// Each round needs a change by someone else, so a few are plenty.
-	const rounds = 3
+	// second request. If that one is refused in turn (the row changed in
+	// between), cmd is decided again on the newer row: the answer is only
+	// ever cmd's own refusal on a row DynamoDB evaluated, or a write. Each
+	// round needs a change by someone else in between; after maxRounds the
+	// caller gets a conflict (nothing written by this call, retry).
 	try, successor := cmd, false
 	for round := 1; ; round++ {
 		m, old, err := s.commitOnce(ctx, movieID, try)
@@ -164,27 +165,32 @@ func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Comm
 		if m, ok := replayed(old, try); ok {
 			return m, nil
 		}
-		if len(old) > 0 && round < rounds {
-			row, err := schema.UnmarshalMovie(old)
-			if err != nil {
-				return domain.Movie{}, err
-			}
-			if next, ok := domain.Next(cmd, &row); ok {
-				try, successor = next, true
-				continue
-			}
-			if successor && domain.Decide(cmd, &row) == nil {
-				try, successor = cmd, false
-				continue
-			}
+		if len(old) == 0 {
+			return domain.Movie{}, refusal(old, cmd)
 		}
-		err = refusal(old, cmd)
-		if successor && errors.Is(err, ErrDisagreement) {
-			err = refusal(old, try) // out of rounds, on a row cmd itself would take
+		row, err := schema.UnmarshalMovie(old)
+		if err != nil {
+			return domain.Movie{}, err
 		}
-		return domain.Movie{}, err
+		next, hasNext := domain.Next(cmd, &row)
+		if !hasNext && (!successor || domain.Decide(cmd, &row) != nil) {
+			// cmd's own refusal on this row (or, for cmd itself refused
+			// where the domain accepts it, ErrDisagreement).
+			return domain.Movie{}, refusal(old, cmd)
+		}
+		if round >= maxRounds {
+			return domain.Movie{}, fmt.Errorf("%T on movie %s: the row changed under each of %d attempts: %w", cmd, movieID, maxRounds, domain.ErrConflict)
+		}
+		try, successor = cmd, false
+		if hasNext {
+			try, successor = next, true
+		}
 	}
 }
+
+// maxRounds bounds Commit's attempts when a successor keeps being refused
+// because the row keeps changing.
+const maxRounds = 8
 
 // commitOnce makes one conditional UpdateItem of cmd. On a refusal it
 // returns the item DynamoDB evaluated (old; an empty, non-nil map when there

@@ -1,13 +1,20 @@
 package dynamo_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/events"
+	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/testenv/faults"
 	"github.com/movietrace/tracinglocks/schema"
 )
@@ -103,4 +110,70 @@ func lostName(k faults.Kind) string {
 		return "clean"
 	}
 	return "answer-lost-" + k.String()
+}
+
+// hookTransport runs before[i] (if any) just before forwarding the i-th
+// request whose body contains match (counting from 0).
+type hookTransport struct {
+	match  string
+	before []func()
+	seen   int
+	total  int // every request
+}
+
+func (h *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h.total++
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(h.match)) {
+			if h.seen < len(h.before) {
+				h.before[h.seen]()
+			}
+			h.seen++
+		}
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestTakeoverRacingTheWorker: an opener takes over a tracing lease that is
+// stale by its clock while the job's worker (its clock behind) still renews
+// and then completes it between the opener's requests. Each refused
+// takeover is decided again on the newer row; the opener's answer is its
+// own command's outcome on a row it read (here: the lease, once the job
+// completed), never a refusal the open itself would not give (it used to
+// run out of rounds and answer lease_lost).
+func TestTakeoverRacingTheWorker(t *testing.T) {
+	clean, _, tables := newStore(t)
+	id := "race"
+	createMovie(t, clean, id)
+	job := newID(t)
+	apply(t, clean, id, domain.StartTrace{JobID: job, User: alice, FromFrame: 0, Now: t0, Duration: lease})
+	claimed := apply(t, clean, id, domain.ClaimSegment{JobID: job, Token: newID(t), Now: t0, Duration: lease})
+	expires := claimed.Lease.ExpiresAt
+	openAt := expires.Add(100 * time.Millisecond)
+	fence := func(now time.Time) domain.JobFence { return domain.JobFence{JobID: job, Now: now} }
+	hook := &hookTransport{match: string(domain.StatusFailed), before: []func(){
+		// The worker renews just before its lease ends, to just before the
+		// opener's Now: still stale for the opener.
+		func() {
+			apply(t, clean, id, domain.RenewJob{JobFence: fence(expires.Add(-50 * time.Millisecond)), Duration: 100 * time.Millisecond, FramesWritten: 3})
+		},
+		// And completes.
+		func() {
+			apply(t, clean, id, domain.CompleteJob{Job: *claimed.Lease, Now: expires.Add(10 * time.Millisecond), FramesWritten: 3})
+		},
+	}}
+	racing := dynamo.NewMovieStore(testenv.DynamoDB(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: hook} }), tables.Movies)
+	open := domain.OpenAnalysis{LeaseID: newID(t), User: bob, Now: openAt, Duration: lease}
+	m, err := racing.Commit(context.Background(), id, open)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if hook.seen != 2 || m.Lease == nil || m.Lease.ID != open.LeaseID || m.Status != domain.StatusTraced || m.LastJob.JobID != job {
+		t.Fatalf("after %d takeover attempts: status %s, lease %+v, last job %+v", hook.seen, m.Status, m.Lease, m.LastJob)
+	}
 }

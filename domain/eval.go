@@ -67,7 +67,7 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 		return m.Progress.TotalFrames, true
 	case FieldCleanBefore:
 		return m.CleanBefore, true
-	case FieldLastJob, FieldLastJobID, FieldLastJobStatus:
+	case FieldLastJob, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary:
 		switch {
 		case j == nil:
 			return nil, false
@@ -75,6 +75,8 @@ func (m *Movie) field(f Field) (v any, ok bool) {
 			return j.JobID, true
 		case f == FieldLastJobStatus:
 			return j.Status, true
+		case f == FieldLastJobSummary:
+			return j.FailureSummary, j.FailureSummary != ""
 		}
 		return *j, true
 	case FieldVersion:

@@ -121,12 +121,13 @@ type world struct {
 	claims      map[string]int              // accepted claims per job ID
 
 	// The model: what the stored movie must hold.
-	lease      *domain.Lease
-	settings   domain.Settings
-	version    int64
-	lastTrace  string // "", or the last accepted of StartTrace, CompleteJob, FailJob
-	lastJobID  string // the job of the last accepted CompleteJob or FailJob
-	lastJobEnd string // and which of the two it was
+	lease       *domain.Lease
+	settings    domain.Settings
+	version     int64
+	lastTrace   string // "", or the last accepted of StartTrace, CompleteJob, FailJob
+	lastJobID   string // the job of the last accepted CompleteJob or FailJob
+	lastJobEnd  string // and which of the two it was ("TakenOver": recorded by a takeover)
+	lastSummary string // the summary of the last accepted FailJob
 }
 
 func newWorld(t *rapid.T, stats *actionStats) *world {
@@ -407,9 +408,9 @@ func (w *world) model(c domain.Command) {
 	if l := w.lease; l != nil && l.Kind == domain.LeaseTracing {
 		switch c.(type) {
 		case domain.OpenAnalysis:
-			w.lastTrace, w.lastJobID, w.lastJobEnd = "FailJob", l.ID, "FailJob"
+			w.lastTrace, w.lastJobID, w.lastJobEnd = "FailJob", l.ID, "TakenOver"
 		case domain.StartTrace:
-			w.lastJobID, w.lastJobEnd = l.ID, "FailJob"
+			w.lastJobID, w.lastJobEnd = l.ID, "TakenOver"
 		}
 	}
 	switch c := c.(type) {
@@ -443,6 +444,7 @@ func (w *world) model(c domain.Command) {
 	case domain.FailJob:
 		w.lease = nil
 		w.lastTrace, w.lastJobID, w.lastJobEnd = "FailJob", c.Job.ID, "FailJob"
+		w.lastSummary = c.SafeSummary()
 	}
 }
 
@@ -490,7 +492,7 @@ func (w *world) replayed(c domain.Command) bool {
 	case domain.CompleteJob:
 		return w.lastJobID == c.Job.ID && w.lastJobEnd == "CompleteJob"
 	case domain.FailJob:
-		return w.lastJobID == c.Job.ID && w.lastJobEnd == "FailJob"
+		return w.lastJobID == c.Job.ID && w.lastJobEnd == "FailJob" && w.lastSummary == c.SafeSummary() && c.SafeSummary() != ""
 	}
 	return false
 }

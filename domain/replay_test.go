@@ -41,6 +41,8 @@ func TestReplaysAreSuccessesThatWriteNothing(t *testing.T) {
 			cmd: domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), FramesWritten: 3}},
 		{name: "a retried failure finds its outcome", movie: failed, replay: true,
 			cmd: domain.FailJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), Summary: "boom"}},
+		{name: "a failure with another summary is not this failure: lease_lost", movie: failed, code: domain.CodeLeaseLost,
+			cmd: domain.FailJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), Summary: "another reason"}},
 		{name: "completing a job recorded as failed is lease_lost", movie: failed, code: domain.CodeLeaseLost,
 			cmd: domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(2 * time.Second), FramesWritten: 3}},
 	})

@@ -55,7 +55,9 @@ const (
 	FieldLeaseClaimToken  Field = "Lease.ClaimToken"
 	FieldLastJobID        Field = "LastJob.JobID"
 	FieldLastJobStatus    Field = "LastJob.Status"
-	FieldLeaseSegment     Field = "Lease.Segment"
+	// FieldLastJobSummary is absent when the last job has no failure summary.
+	FieldLastJobSummary Field = "LastJob.FailureSummary"
+	FieldLeaseSegment   Field = "Lease.Segment"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -65,7 +67,7 @@ var Fields = []Field{
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
-	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus,
+	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

@@ -306,8 +306,13 @@ func (c FailJob) Validate() error {
 
 func (c FailJob) Precondition() []Clause { return c.fence().Precondition() }
 
-// Done: the row records this job as failed.
-func (c FailJob) Done() Cond { return finished(c.Job.ID, StatusFailed) }
+// Done: the row records this job as failed with this very summary. A
+// failure recorded by someone else (a takeover of the job's stale lease,
+// the sweeper) has its own summary, so the job's late FailJob is refused
+// (lease_lost) rather than answered with a write it did not make.
+func (c FailJob) Done() Cond {
+	return And{finished(c.Job.ID, StatusFailed), Cmp(FieldLastJobSummary, OpEq, c.SafeSummary())}
+}
 
 func (c FailJob) Update() []Assignment {
 	return finish(c.Job, c.Now, c.FramesWritten, StatusFailed, c.SafeSummary())

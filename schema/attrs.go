@@ -37,7 +37,9 @@ const (
 	// Paths inside the last job map.
 	AttrLastJobID     = AttrLastJob + ".jobId"
 	AttrLastJobStatus = AttrLastJob + ".status"
-	AttrLeaseSegment  = AttrLease + ".segment"
+	// AttrLastJobSummary is absent when the summary is empty (omitempty).
+	AttrLastJobSummary = AttrLastJob + ".failureSummary"
+	AttrLeaseSegment   = AttrLease + ".segment"
 )
 
 // Attribute names of a frame item. The frames table's key is (movieId,

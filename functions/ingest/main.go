@@ -10,8 +10,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
@@ -27,10 +29,16 @@ func main() {
 	lambda.Start(h.Handle)
 }
 
-func build(ctx context.Context, getenv func(string) string) (*ingest.Handler, *slog.Logger, error) {
+// apiOptions (e.g. a request counter) go to every AWS client.
+func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*aws.Config)) (*ingest.Handler, *slog.Logger, error) {
 	p, log, err := wiring.NewProcess(ctx, getenv, os.Stdout, envvar.MoviesTable, envvar.MoviesBucket)
 	if err != nil {
 		return nil, log, err
+	}
+	if len(apiOptions) > 0 {
+		if p.Clients, err = awsclients.New(ctx, p.Config, apiOptions...); err != nil {
+			return nil, log, err
+		}
 	}
 	cfg, clients := p.Config, p.Clients
 	files, err := s3store.New(s3store.Options{Client: clients.S3, Bucket: cfg.MoviesBucket})

@@ -40,6 +40,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldLeaseClaimToken:  schema.AttrLeaseClaimToken,
 	domain.FieldLastJobID:        schema.AttrLastJobID,
 	domain.FieldLastJobStatus:    schema.AttrLastJobStatus,
+	domain.FieldLastJobSummary:   schema.AttrLastJobSummary,
 	domain.FieldLeaseSegment:     schema.AttrLeaseSegment,
 	domain.FieldFrameRate:        schema.AttrFrameRate,
 	domain.FieldVideo:            schema.AttrVideo,

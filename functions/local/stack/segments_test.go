@@ -19,10 +19,22 @@ import (
 // tracing) completes through continuations: every frame once, by the job,
 // and the worker logged its hand-offs.
 func TestShortInvocationsCompleteALongTrace(t *testing.T) {
+	if handoffs, _ := traceInSegments(t, 30*time.Millisecond, 100*time.Millisecond, 3*time.Second, 60*time.Second); handoffs < 2 {
+		t.Fatalf("%d hand-offs: the trace did not span invocations", handoffs)
+	}
+}
+
+// traceInSegments traces the 240-frame sample on a stack whose synthetic
+// tracer takes delay a frame and whose worker invocations last invocation,
+// waits (at most within) until it is traced, and checks that the job wrote
+// every frame once, in order. It returns the worker's hand-offs (logged
+// "segment handed off") and the time from start to traced.
+func traceInSegments(t *testing.T, delay, progressEvery, invocation, within time.Duration) (handoffs int, took time.Duration) {
+	t.Helper()
 	logs := &testenv.LogBuffer{}
 	s := startTestStack(t, Options{
-		Tracer: tracer.NewSynthetic(tracer.WithDelay(30 * time.Millisecond)), LeaseDuration: time.Minute, ProgressEvery: 100 * time.Millisecond,
-		WorkerInvocation: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Tracer: tracer.NewSynthetic(tracer.WithDelay(delay)), LeaseDuration: time.Minute, ProgressEvery: progressEvery,
+		WorkerInvocation: invocation, Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	alice := client{t: t, base: s.URL, user: "dev-alice", name: "Alice"}
 	const mp = "/movies/zebrafish-larva" // 240 frames, one marker
@@ -33,7 +45,9 @@ func TestShortInvocationsCompleteALongTrace(t *testing.T) {
 			t.Log(logs.String())
 		}
 	})
-	done := waitStatusWithin(t, alice, mp, "traced", 60*time.Second)
+	started := time.Now()
+	done := waitStatusWithin(t, alice, mp, "traced", within)
+	took = time.Since(started)
 	if j := done["lastJob"].(map[string]any); j["jobId"] != job || j["frames"] != 240.0 {
 		t.Fatalf("last job %v", j)
 	}
@@ -47,9 +61,7 @@ func TestShortInvocationsCompleteALongTrace(t *testing.T) {
 			t.Fatalf("frame %d is %v", i, fm["frame"])
 		}
 	}
-	if n := strings.Count(logs.String(), `"msg":"segment handed off"`); n < 2 {
-		t.Fatalf("%d hand-offs: the trace did not span invocations", n)
-	}
+	return strings.Count(logs.String(), `"msg":"segment handed off"`), took
 }
 
 func waitStatusWithin(t *testing.T, c client, path, status string, within time.Duration) map[string]any {

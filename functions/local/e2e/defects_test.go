@@ -134,6 +134,9 @@ func defect02(t *testing.T, st *stack.Stack) {
 	if m := getMovie(t, st, "d02"); m.LastJob == nil || m.LastJob.Frames != 40 {
 		t.Fatalf("the trace asked to start at 30 traced %+v; the test expects frames 0-39", m.LastJob)
 	}
+	// The job panel can show before its range does (a fresh CI run read
+	// "Complete: 40 frames traced by you" once): wait a step for the range.
+	b.becomes(`document.querySelector('#last-job').textContent.includes('frames 0 to 39')`)
 	job := b.str(`document.querySelector('#last-job').textContent`)
 	if !strings.Contains(job, "frames 0 to 39") || strings.Contains(job, "from frame 30") {
 		t.Errorf("the last trace says %q; want the frames traced (0 to 39), not the requested start", job)

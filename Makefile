@@ -56,7 +56,7 @@ withemulators:
 ##@ Lint
 
 .PHONY: lint
-lint: fmt-check vet staticcheck tidy-check domain-imports ## All static checks
+lint: fmt-check vet staticcheck tidy-check domain-imports product-imports ## All static checks
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt'ed
@@ -70,6 +70,13 @@ staticcheck: ## staticcheck ./... (from the Go module proxy, pinned)
 .PHONY: tidy-check
 tidy-check: ## Fail if go.mod/go.sum are not what `go mod tidy` makes
 	$(GO) mod tidy -diff
+
+.PHONY: product-imports
+product-imports: ## Fail if a deployed package (a Lambda main, infra, the page) depends on a test kit, a tool or the local stack
+	@bad=$$($(GO) list -deps -f '{{.ImportPath}}' ./functions/api ./functions/streamprocessor ./functions/worker \
+		./functions/ingest ./functions/sweeper ./infra/... ./web \
+		| grep '^github.com/movietrace/tracinglocks/functions/\(testkit\|tools\|local\)\(/\|$$\)' || true); \
+	if [ -n "$$bad" ]; then echo "deployed code must not import functions/testkit, functions/tools or functions/local:"; echo "$$bad"; exit 1; fi
 
 .PHONY: domain-imports
 domain-imports: ## Fail if domain/ imports anything outside the standard library
@@ -88,8 +95,8 @@ run: ## The whole system on loopback: emulators, tables, sample movies, API + An
 	$(GO) run ./functions/local/run
 
 .PHONY: web
-web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbuild's Go API) into functions/local/webauth/auth.bundle.js
-	$(GO) run ./functions/local/webauth/cmd/bundle
+web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbuild's Go API) into web/webauth/auth.bundle.js
+	$(GO) run ./web/webauth/cmd/bundle
 
 .PHONY: smoke
 smoke: ## curl every route of a running `make run`, signed in as Alice and Bob through its OIDC provider (SMOKE_URL=http://127.0.0.1:PORT/ for another port)
@@ -125,24 +132,24 @@ build-%: ## Build one function, e.g. make build-worker
 
 .PHONY: bench-viewer
 bench-viewer: withemulators ## Next-frame display latency of the Analyze page (headless Chromium, local stack): p50/p95 cold and warm
-	$(WITHEMULATORS) -- $(GO) run ./functions/local/benchviewer $(BENCH_VIEWER_FLAGS)
+	$(WITHEMULATORS) -- $(GO) run ./functions/tools/benchviewer $(BENCH_VIEWER_FLAGS)
 
 .PHONY: import
 import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN
 	@test -n "$(FILE)" || { echo "usage: make import FILE=movie.mp4 [TITLE='A title']" >&2; exit 2; }
-	$(GO) run ./functions/local/importmovie -file "$(FILE)" -title "$(TITLE)"
+	$(GO) run ./functions/tools/importmovie -file "$(FILE)" -title "$(TITLE)"
 
 .PHONY: layer
 layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into build/ffmpeg-layer
 	$(GO) run ./infra/ffmpeglayer -out build/ffmpeg-layer -cache $(TOOLS)/ffmpeg-layer-npm
 
-# The deployed page: functions/local/web's files plus the sign-in bundle as
+# The deployed page: web/'s files plus the sign-in bundle as
 # auth.js, into build/web (the stack's BucketDeployment uploads it).
 .PHONY: web-dist
 web-dist: ## Copy the page and its sign-in bundle into build/web for the stack
 	rm -rf build/web && mkdir -p build/web
-	cp functions/local/web/index.html functions/local/web/*.js functions/local/web/style.css build/web/
-	cp functions/local/webauth/auth.bundle.js build/web/auth.js
+	cp web/index.html web/*.js web/style.css build/web/
+	cp web/webauth/auth.bundle.js build/web/auth.js
 
 # ALARM_EMAIL subscribes to the alarm topic (required outside dev unless
 # cdk.json sets alarms.email): make synth ENV=prod ALARM_EMAIL=oncall@yourdomain
@@ -197,7 +204,7 @@ smoke-deployed: ## Browser smoke walk against the deployed page: make smoke-depl
 	if [ -z "$$url" ]; then url=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
 		--query "Stacks[0].Outputs[?OutputKey=='PageUrl'].OutputValue" --output text); fi; \
 	test -n "$(SMOKE_LOGIN)$(SMOKE_USER)" || { echo "make smoke-deployed: SMOKE_USER (with SMOKE_PASSWORD) or SMOKE_LOGIN is required"; exit 1; }; \
-	$(GO) run ./functions/local/smoke/cmd/smoke-browser -url "$$url" -out testoutput/smoke-deployed \
+	$(GO) run ./functions/tools/smoke/cmd/smoke-browser -url "$$url" -out testoutput/smoke-deployed \
 		$(if $(SMOKE_LOGIN),-login $(SMOKE_LOGIN),-username "$(SMOKE_USER)")
 
 # The trace DLQ's handling (docs/operations.md, TraceDlqDepthAlarm): move
@@ -228,7 +235,7 @@ clean: ## Remove build/ and cdk.out/
 # `make proof` is the nightly proof suite: PROOF_HISTORIES concurrent
 # histories against DynamoDB Local, each checked for linearizability
 # (porcupine) and for the protocol's invariants, the checker's own tests
-# (functions/internal/proof/...), then the dynamo differential test with
+# (functions/testkit/proof/...), then the dynamo differential test with
 # RAPID_CHECKS checks per command kind (every kind). Every part appends `proof-count key=value ...` lines to
 # $(PROOF_COUNTS); cmd/proofsum adds them up into the last line of the
 # output, e.g. `proof: histories=1000 violations=0 ...`. A part added later
@@ -248,10 +255,10 @@ PROOF_TIMEOUT   ?= 3h
 PROOF_COUNTS    := $(CURDIR)/testoutput/proof/counts.txt
 BENCH_FLAGS     ?=
 FUZZTIME        ?= 10s
-# End-to-end fault-injection runs (functions/internal/proof/faults; make test runs 3).
+# End-to-end fault-injection runs (functions/testkit/proof/faults; make test runs 3).
 FAULTS_RUNS     ?= 50
 # Segmented traces under faults (backlogs, killed segments, many invocations,
-# the sweeper; functions/internal/proof/faults/segments_test.go; make test runs 1).
+# the sweeper; functions/testkit/proof/faults/segments_test.go; make test runs 1).
 SEGMENT_RUNS    ?= 20
 
 .PHONY: proof
@@ -259,14 +266,14 @@ proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=
 	@mkdir -p $(dir $(PROOF_COUNTS)) && rm -f $(PROOF_COUNTS)
 	@status=0; \
 	$(WITHEMULATORS) -- $(MAKE) proof-suite || status=$$?; \
-	$(GO) run ./functions/internal/proof/cmd/proofsum $(PROOF_COUNTS) || { [ $$status -ne 0 ] || status=1; }; \
+	$(GO) run ./functions/tools/proofsum $(PROOF_COUNTS) || { [ $$status -ne 0 ] || status=1; }; \
 	exit $$status
 
 # The parts of `make proof`, run under the emulators it starts.
 .PHONY: proof-suite
 proof-suite:
 	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) FAULTS_RUNS=$(FAULTS_RUNS) SEGMENT_RUNS=$(SEGMENT_RUNS) \
-		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/internal/proof/...
+		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/testkit/proof/...
 	PROOF_COUNTS=$(PROOF_COUNTS) $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^(TestConditionsAgreeWithTheDomain|TestBoundaries)$$' \
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)
 	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_BUDGET_TRACE=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
@@ -305,11 +312,11 @@ BENCH_TRACER_FLAGS ?=
 
 .PHONY: bench-tracer
 bench-tracer: ## Tracker accuracy and fps on ground-truth clips, side by side with OpenCV matchTemplate and PyrLK
-	$(GO) run ./functions/internal/tracker/cmd/benchtracer -python $(PYTHON_OPENCV) $(BENCH_TRACER_FLAGS)
+	$(GO) run ./functions/tools/benchtracer -python $(PYTHON_OPENCV) $(BENCH_TRACER_FLAGS)
 
 .PHONY: bench
 bench: withemulators rie ## Side-by-side table: DynamoDB requests and ms per operation, this project vs the anchors' lock protocol
-	$(WITHEMULATORS) -- $(GO) run ./functions/internal/proof/cmd/benchtable -rie $(RIE) $(BENCH_FLAGS)
+	$(WITHEMULATORS) -- $(GO) run ./functions/tools/benchtable -rie $(RIE) $(BENCH_FLAGS)
 
 # The Lambda Runtime Interface Emulator for the bench's api cold-start row
 # (if it cannot be installed, that row says "unavailable: ..." instead).

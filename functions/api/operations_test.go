@@ -17,12 +17,12 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/awscount"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
+	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 	"github.com/movietrace/tracinglocks/schema"
 )
 

@@ -16,12 +16,12 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/awscount"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
-	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
+	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // TestIngestOperationsAreListed uploads a real clip through the presigned

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )

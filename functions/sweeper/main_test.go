@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/functions/internal/awscount"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
+	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // TestSweeperOperationsAreListed runs one sweep of the sweeper as build()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 )
 
 // dashboardBody joins a dashboard's DashboardBody (an Fn::Join of JSON text

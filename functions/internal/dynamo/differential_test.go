@@ -16,7 +16,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
-	"github.com/movietrace/tracinglocks/functions/internal/proof"
+	"github.com/movietrace/tracinglocks/functions/testkit/proof"
 	"github.com/movietrace/tracinglocks/schema"
 )
 

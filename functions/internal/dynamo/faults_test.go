@@ -13,8 +13,8 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv/faults"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv/faults"
 	"github.com/movietrace/tracinglocks/schema"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // TestMalformedRowIsSkippedAndNamed: hand-written movie rows that cannot be

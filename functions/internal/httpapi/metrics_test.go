@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 	"github.com/movietrace/tracinglocks/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/movietrace/tracinglocks/functions/internal/queue"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // TestRequeueDelayHoldsTheMessage: on the emulator, a message requeued with

@@ -16,7 +16,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // newBucket creates a bucket on the emulator whose uploads/ objects notify

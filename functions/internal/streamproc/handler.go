@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/events"
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 	"github.com/movietrace/tracinglocks/functions/internal/retry"
 	"github.com/movietrace/tracinglocks/schema"
 )

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/movietrace/tracinglocks/events"
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 )
 
 // emitMetrics writes the batch's business metrics as one EMF record. A

@@ -10,8 +10,8 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
-	"github.com/movietrace/tracinglocks/functions/internal/tracker/groundtruth"
-	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
+	"github.com/movietrace/tracinglocks/functions/testkit/groundtruth"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // groundTruthClip encodes a ground-truth scene as H.264 (the lossy codec a

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/functions/internal/tracker"
-	"github.com/movietrace/tracinglocks/functions/internal/tracker/groundtruth"
+	"github.com/movietrace/tracinglocks/functions/testkit/groundtruth"
 )
 
 // BenchmarkStep is one frame of three markers on a 640x360 clean clip.

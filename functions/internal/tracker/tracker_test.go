@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/functions/internal/tracker"
-	"github.com/movietrace/tracinglocks/functions/internal/tracker/groundtruth"
+	"github.com/movietrace/tracinglocks/functions/testkit/groundtruth"
 )
 
 const w, h, frames = 480, 270, 60

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/functions/internal/video"
-	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // readAll returns the indexes and copies of the frames a read delivers.

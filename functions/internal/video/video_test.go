@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/functions/internal/video"
-	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 const w, h = 64, 48

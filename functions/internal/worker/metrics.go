@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/events/emf"
+	"github.com/movietrace/tracinglocks/functions/emf"
 )
 
 // The worker's business metrics (EMF, package emf): no ID of any kind is a

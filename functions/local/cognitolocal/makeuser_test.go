@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
+	"github.com/movietrace/tracinglocks/functions/local/emulators"
 )
 
 // TestMakeUserOnCognitoLocal runs `make user` itself (the AWS CLI's

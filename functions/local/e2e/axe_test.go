@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
+	"github.com/movietrace/tracinglocks/functions/local/emulators"
 )
 
 // AxeVersion is the axe-core release the browser tests inject, installed

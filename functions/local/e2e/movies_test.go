@@ -16,8 +16,8 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/video"
-	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // The clip of the movies test: a bright square that moves 5 px a frame over

@@ -9,7 +9,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
-	"github.com/movietrace/tracinglocks/functions/local/smoke"
+	"github.com/movietrace/tracinglocks/functions/tools/smoke"
 )
 
 // TestSmokeWalkAgainstTheLocalStack runs `make smoke-deployed`'s walk

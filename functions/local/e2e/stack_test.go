@@ -19,11 +19,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/movietrace/tracinglocks/domain"
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/local/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // e2eUsers are the local OIDC provider's users in these tests: its test

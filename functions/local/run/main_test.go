@@ -15,7 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // TestRunUsesTheGivenEndpoints: `make run` with DYNAMODB_ENDPOINT and

@@ -18,7 +18,7 @@ BASE="${BASE%/}"
 MOVIE=fly-courtship
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 token() {
-  (cd "$ROOT" && go run ./functions/local/smoke/cmd/smoke-token -url "$BASE/" -login "$1") || {
+  (cd "$ROOT" && go run ./functions/tools/smoke/cmd/smoke-token -url "$BASE/" -login "$1") || {
     echo "smoke: could not sign in as $1 through the local OIDC provider at $BASE/oidc" >&2
     exit 1
   }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
 // TestMakeSmokeAgainstMakeRun: `make run` as a developer starts it (sign-in

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/proof"
+	"github.com/movietrace/tracinglocks/functions/testkit/proof"
 )
 
 // TestTwoSecondInvocationsCompleteAThirtySecondTrace (issue 12 item 4, the

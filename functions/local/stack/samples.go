@@ -13,7 +13,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
-	"github.com/movietrace/tracinglocks/functions/internal/video/videotest"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // Sample clips: real H.264 movies of things that move, generated with

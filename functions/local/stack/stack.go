@@ -46,8 +46,8 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
-	"github.com/movietrace/tracinglocks/functions/local/web"
-	"github.com/movietrace/tracinglocks/functions/local/webauth"
+	"github.com/movietrace/tracinglocks/web"
+	"github.com/movietrace/tracinglocks/web/webauth"
 )
 
 // Stack is a running local stack.

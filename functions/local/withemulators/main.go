@@ -40,7 +40,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/movietrace/tracinglocks/functions/internal/emulators"
+	"github.com/movietrace/tracinglocks/functions/local/emulators"
 )
 
 // localEnv is what every command run here gets in its environment, whatever

@@ -13,7 +13,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/envvar"
-	"github.com/movietrace/tracinglocks/functions/internal/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 	"github.com/movietrace/tracinglocks/schema"
 )
 

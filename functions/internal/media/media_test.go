@@ -30,8 +30,6 @@ const w, h = 96, 64
 // encodings (neighbours differ by 8 levels).
 func levels(i int) (left, right int) { return 20 + 8*(i%28), 20 + 8*(i/28) }
 
-const maxFrames = 28 * 28
-
 func pattern(i int, gray []byte) {
 	l, r := levels(i)
 	for y := range h {

@@ -55,7 +55,7 @@ func TestProbe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := video.Info{FrameCount: 37, FrameRate: 25, Width: w, Height: h, Duration: 1480 * time.Millisecond, Codec: c.want}
+			want := video.Info{FrameCount: 37, FrameRate: 25, Width: w, Height: h, Duration: 1480 * time.Millisecond, Codec: c.want, SampleAspect: [2]int{1, 1}}
 			if info != want {
 				t.Fatalf("got %+v, want %+v", info, want)
 			}

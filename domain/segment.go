@@ -52,7 +52,7 @@ type ClaimSegment struct {
 	JobID   string
 	Segment int
 	// Token is the claim attempt's random token (ClaimJob.Token): a retried
-	// request of the claiming attempt is recognised by it (Done).
+	// request of the claiming attempt is recognised by it (AlreadyApplied).
 	Token    string
 	Now      time.Time
 	Duration time.Duration
@@ -70,8 +70,8 @@ func (c ClaimSegment) Validate() error {
 	return firstError(validateLeaseID("jobId", c.JobID), seg, token, validateDuration(c.Duration))
 }
 
-// Done: this segment was claimed by this very attempt (same token).
-func (c ClaimSegment) Done() Cond {
+// AlreadyApplied: this segment was claimed by this very attempt (same token).
+func (c ClaimSegment) AlreadyApplied() Cond {
 	if c.Token == "" {
 		return Or{}
 	}

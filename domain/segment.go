@@ -53,7 +53,7 @@ type ClaimSegment struct {
 	Segment int
 	// Token is the claim attempt's random token, one per delivery of the
 	// message ("": the claim cannot be recognised when retried): a retried
-	// request of the claiming attempt is recognised by it (Done), while a
+	// request of the claiming attempt is recognised by it (AlreadyApplied), while a
 	// redelivery, with its own token, is not.
 	Token    string
 	Now      time.Time
@@ -72,8 +72,8 @@ func (c ClaimSegment) Validate() error {
 	return firstError(validateLeaseID("jobId", c.JobID), seg, token, validateDuration(c.Duration))
 }
 
-// Done: this segment was claimed by this very attempt (same token).
-func (c ClaimSegment) Done() Cond {
+// AlreadyApplied: this segment was claimed by this very attempt (same token).
+func (c ClaimSegment) AlreadyApplied() Cond {
 	if c.Token == "" {
 		return Or{}
 	}

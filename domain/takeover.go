@@ -85,7 +85,7 @@ func StaleTraceAt(m Movie, now time.Time) (f FinalizeStaleTrace, ok bool) {
 // (status tracing_failed, LastJob with the stalled or queued-too-long
 // summary, its progress) with Then's update on top: Then's lease replaces
 // the stale one, and a field both set (status for StartTrace) takes Then's
-// value. Done is Then's, so a retried takeover whose answer was lost is
+// value. AlreadyApplied is Then's, so a retried takeover whose answer was lost is
 // recognised like a retried Then.
 type TakeOverStaleTrace struct {
 	Abandoned FinalizeStaleTrace
@@ -100,7 +100,7 @@ func (c TakeOverStaleTrace) Precondition() []Clause {
 	return append(c.Abandoned.Precondition(), c.Then.base()...)
 }
 
-func (c TakeOverStaleTrace) Done() Cond { return c.Then.Done() }
+func (c TakeOverStaleTrace) AlreadyApplied() Cond { return c.Then.AlreadyApplied() }
 
 func (c TakeOverStaleTrace) Update() []Assignment {
 	then := c.Then.Update()

@@ -77,9 +77,9 @@ func (c StartTrace) base() []Clause {
 	}
 }
 
-// Done: this very job started (its tracing lease is on the row, or it has
+// AlreadyApplied: this very job started (its tracing lease is on the row, or it has
 // already finished).
-func (c StartTrace) Done() Cond {
+func (c StartTrace) AlreadyApplied() Cond {
 	return Or{And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), Cmp(FieldLeaseID, OpEq, c.JobID)}, Cmp(FieldLastJobID, OpEq, c.JobID)}
 }
 
@@ -147,9 +147,9 @@ func (c BeginTrace) Precondition() []Clause {
 	return append(c.JobFence.Precondition(), unchanged(c.same()))
 }
 
-// Done: the fence holds and this very plan was already recorded (a retried
+// AlreadyApplied: the fence holds and this very plan was already recorded (a retried
 // request).
-func (c BeginTrace) Done() Cond { return And{Condition(c.JobFence), c.same()} }
+func (c BeginTrace) AlreadyApplied() Cond { return And{Condition(c.JobFence), c.same()} }
 
 func (c BeginTrace) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration),
@@ -180,9 +180,9 @@ func (c RenewJob) Precondition() []Clause {
 	return append(c.JobFence.Precondition(), unchanged(c.same()))
 }
 
-// Done: the fence holds and this very renewal was already made (a retried
+// AlreadyApplied: the fence holds and this very renewal was already made (a retried
 // request).
-func (c RenewJob) Done() Cond { return And{Condition(c.JobFence), c.same()} }
+func (c RenewJob) AlreadyApplied() Cond { return And{Condition(c.JobFence), c.same()} }
 
 func (c RenewJob) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldFramesWritten, c.FramesWritten))...)
@@ -236,8 +236,8 @@ func (c CompleteJob) Validate() error {
 
 func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
 
-// Done: the row records this job as traced.
-func (c CompleteJob) Done() Cond { return finished(c.Job.ID, StatusTraced) }
+// AlreadyApplied: the row records this job as traced.
+func (c CompleteJob) AlreadyApplied() Cond { return finished(c.Job.ID, StatusTraced) }
 
 func (c CompleteJob) Update() []Assignment {
 	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Copy(FieldCleanBefore, FieldTrimEnd))
@@ -264,11 +264,11 @@ func (c FailJob) Validate() error {
 
 func (c FailJob) Precondition() []Clause { return c.fence().Precondition() }
 
-// Done: the row records this job as failed with this very summary. A
+// AlreadyApplied: the row records this job as failed with this very summary. A
 // failure recorded by someone else (a takeover of the job's stale lease,
 // the sweeper) has its own summary, so the job's late FailJob is refused
 // (lease_lost) rather than answered with a write it did not make.
-func (c FailJob) Done() Cond {
+func (c FailJob) AlreadyApplied() Cond {
 	return And{finished(c.Job.ID, StatusFailed), Cmp(FieldLastJobSummary, OpEq, c.SafeSummary())}
 }
 
@@ -279,14 +279,14 @@ func (c FailJob) Update() []Assignment {
 // SafeSummary is the summary as stored: sanitized, whatever the worker sent.
 func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
 
-// Done (FinalizeStaleTrace, segment.go): the row already records this job as
+// AlreadyApplied (FinalizeStaleTrace, segment.go): the row already records this job as
 // failed (a retried finalize, or the worker's own FailJob).
-func (c FinalizeStaleTrace) Done() Cond { return finished(c.Job.ID, StatusFailed) }
+func (c FinalizeStaleTrace) AlreadyApplied() Cond { return finished(c.Job.ID, StatusFailed) }
 
-// Done (HandOffJob, segment.go): the row shows this very hand-off (the job's
+// AlreadyApplied (HandOffJob, segment.go): the row shows this very hand-off (the job's
 // lease unclaimed at the next segment, renewed at Now, the checkpoint
 // recorded): a retried request whose first answer was lost.
-func (c HandOffJob) Done() Cond {
+func (c HandOffJob) AlreadyApplied() Cond {
 	return And{namesJob(c.JobID), Claimed(false), SegmentIs(c.Segment + 1),
 		Cmp(FieldFramesWritten, OpEq, c.FramesWritten), sameRenewal(c.Now, c.Duration)}
 }

@@ -64,7 +64,7 @@ func TestEditCalibration(t *testing.T) {
 		f     func(*domain.Calibration)
 		field string
 	}{
-		"a zero-length line":             {func(c *domain.Calibration) { c.Line.X2, c.Line.Y2 = c.Line.X1, c.Line.Y1 }, "line"},
+		"a zero-length line":              {func(c *domain.Calibration) { c.Line.X2, c.Line.Y2 = c.Line.X1, c.Line.Y1 }, "line"},
 		"a line shorter than the minimum": {func(c *domain.Calibration) { c.Line.X2 = c.Line.X1 + 0.004 }, "line"},
 		"a line end off the frame":        {func(c *domain.Calibration) { c.Line.X2 = 1.2 }, "line"},
 		"a NaN line end":                  {func(c *domain.Calibration) { c.Line.Y1 = math.NaN() }, "line"},

@@ -117,14 +117,17 @@ func validateLine(field string, l Line, length float64) error {
 // Validate checks a calibration on its own: lines on the frame and long
 // enough, known lengths positive, finite and not absurd, a known unit, the
 // origin on the frame, a finite angle within [-360, 360], a frame index of a
-// movie. That Frame lies in the movie and the two lines determine two scales
-// on its pixels are checked where the frame size is known (Scales).
+// movie, two lines that determine two scales. That Frame lies in the movie
+// is the edit's precondition (only the row knows FrameCount).
 func (c Calibration) Validate() error {
 	if err := validateLine("line", c.Line, c.Length); err != nil {
 		return err
 	}
 	if c.YLength != 0 || c.YLine != (Line{}) {
 		if err := validateLine("yLine", c.YLine, c.YLength); err != nil {
+			return err
+		}
+		if err := c.validateAxes(); err != nil {
 			return err
 		}
 	}
@@ -145,31 +148,49 @@ func (c Calibration) Validate() error {
 // axes for a frame of w x h pixels. One line: a = b = Length / its length
 // in pixels. Two lines with pixel extents (dx1, dy1) and (dx2, dy2):
 // Length^2 = a^2 dx1^2 + b^2 dy1^2 and YLength^2 = a^2 dx2^2 + b^2 dy2^2,
-// solved for a^2 and b^2 (Cramer's rule); lines too close to parallel, or a
-// solution that is not positive, are refused with CodeInvalid (field yLine).
+// solved for a^2 and b^2 (Cramer's rule). Whether the two lines determine
+// two positive scales does not depend on the frame size (scaling an axis
+// scales the determinant and both numerators alike), so Validate decides it
+// once on normalised coordinates; Scales refuses only an unknown frame size.
 func (c Calibration) Scales(w, h int) (a, b float64, err error) {
 	if w <= 0 || h <= 0 {
 		return 0, 0, Invalid("video", "the frame size is unknown")
 	}
-	dx1, dy1 := (c.Line.X2-c.Line.X1)*float64(w), (c.Line.Y2-c.Line.Y1)*float64(h)
+	a, b, err = c.scales(float64(w), float64(h))
+	return a, b, err
+}
+
+func (c Calibration) scales(w, h float64) (a, b float64, err error) {
+	dx1, dy1 := (c.Line.X2-c.Line.X1)*w, (c.Line.Y2-c.Line.Y1)*h
 	if !c.HasYLine() {
 		s := c.Length / math.Hypot(dx1, dy1)
 		return s, s, nil
 	}
-	dx2, dy2 := (c.YLine.X2-c.YLine.X1)*float64(w), (c.YLine.Y2-c.YLine.Y1)*float64(h)
+	dx2, dy2 := (c.YLine.X2-c.YLine.X1)*w, (c.YLine.Y2-c.YLine.Y1)*h
 	p1, q1, p2, q2 := dx1*dx1, dy1*dy1, dx2*dx2, dy2*dy2
 	det := p1*q2 - p2*q1
-	// Normalised by the lines' lengths, det is |sin 2θ|-like: 0 for parallel
-	// or mirror-image lines, which give no second equation.
-	if math.Abs(det)/((p1+q1)*(p2+q2)) < MinAxisDeterminant {
-		return 0, 0, Invalid("yLine", "the two lines must run in clearly different directions (e.g. one horizontal, one vertical)")
-	}
 	l1, l2 := c.Length*c.Length, c.YLength*c.YLength
 	a2, b2 := (l1*q2-l2*q1)/det, (p1*l2-p2*l1)/det
-	if !(a2 > 0) || !(b2 > 0) {
+	if det == 0 || !(a2 > 0) || !(b2 > 0) || math.IsInf(a2, 0) || math.IsInf(b2, 0) {
 		return 0, 0, Invalid("yLine", "the two lengths contradict each other on these lines")
 	}
 	return math.Sqrt(a2), math.Sqrt(b2), nil
+}
+
+// validateAxes checks, on normalised coordinates, that two lines determine
+// two scales: their directions clearly differ (|det| relative to the
+// product of their squared lengths, 0 for parallel or mirror-image lines,
+// 1 for a horizontal and a vertical line, at least MinAxisDeterminant) and
+// the lengths give positive squared scales.
+func (c Calibration) validateAxes() error {
+	nx1, ny1 := c.Line.X2-c.Line.X1, c.Line.Y2-c.Line.Y1
+	nx2, ny2 := c.YLine.X2-c.YLine.X1, c.YLine.Y2-c.YLine.Y1
+	p1, q1, p2, q2 := nx1*nx1, ny1*ny1, nx2*nx2, ny2*ny2
+	if math.Abs(p1*q2-p2*q1)/((p1+q1)*(p2+q2)) < MinAxisDeterminant {
+		return Invalid("yLine", "the two lines must run in clearly different directions (e.g. one horizontal, one vertical)")
+	}
+	_, _, err := c.scales(1, 1)
+	return err
 }
 
 // Analysis fields of a calibration.

@@ -155,7 +155,12 @@ func TestCalibrationScales(t *testing.T) {
 		{name: "an unknown frame size", c: cal(), w: 0, h: 480, field: "video"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.c.Validate(); err != nil {
+			err := tc.c.Validate()
+			if tc.field == "yLine" {
+				RequireCode(t, err, domain.CodeInvalid, tc.field)
+				return
+			}
+			if err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
 			a, b, err := tc.c.Scales(tc.w, tc.h)

@@ -230,7 +230,9 @@ func (c EditCalibration) Precondition() []Clause {
 
 // AlreadyApplied: the caller holds the lease and the calibration is already
 // this one.
-func (c EditCalibration) Done() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
+func (c EditCalibration) AlreadyApplied() Cond {
+	return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()}
+}
 
 func (c EditCalibration) Update() []Assignment {
 	return changed(c.Now, Set(FieldCalibration, c.Calibration))
@@ -251,8 +253,8 @@ func (c ClearCalibration) Precondition() []Clause {
 	return []Clause{editGuard(c.LeaseID, c.UserID, c.Now), unchanged(Absent{FieldCalibration})}
 }
 
-// Done: the caller holds the lease and there is no calibration.
-func (c ClearCalibration) Done() Cond {
+// AlreadyApplied: the caller holds the lease and there is no calibration.
+func (c ClearCalibration) AlreadyApplied() Cond {
 	return And{heldBy(c.LeaseID, c.UserID, c.Now), Absent{FieldCalibration}}
 }
 

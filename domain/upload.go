@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"mime"
 	"strconv"
 	"strings"
@@ -220,7 +221,8 @@ func (c CompleteIngest) Precondition() []Clause { return []Clause{awaiting} }
 func (c CompleteIngest) Update() []Assignment {
 	return changed(c.Now,
 		Set(FieldStatus, StatusReady), Set(FieldFrameCount, c.FrameCount), Set(FieldFrameRate, c.FrameRate),
-		Set(FieldVideo, c.Video), Set(FieldTrimStart, 0), Set(FieldTrimEnd, c.FrameCount), Set(FieldCaptureInterval, 1))
+		Set(FieldVideo, c.Video), Set(FieldTrimStart, 0), Set(FieldTrimEnd, c.FrameCount), Set(FieldCaptureInterval, 1),
+		Set(FieldFramesWritten, 0), Set(FieldTotalFrames, 0))
 }
 
 // FailIngest records why an uploaded file cannot be analysed.
@@ -305,3 +307,50 @@ func NoVideoMessage(m Movie) string {
 		return "This movie has no video, so there is nothing to show."
 	}
 }
+
+// PrepareFrames records a range of the ingest: frames [From, To) of the
+// movie's Total are prepared (package media writes them before this
+// commit). While a movie awaits its video, Progress counts the ingest's
+// frames (FramesWritten prepared of TotalFrames); CompleteIngest clears it
+// for the traces. The first range of an ingest commits From = To = 0, which
+// records that the file arrived and its ingest began: from then on the
+// upload can no longer expire (ExpireUpload), however long the ingest
+// takes.
+//
+// Precondition: the movie awaits its video and exactly From frames are
+// prepared, so each range is recorded once, in order: a redelivered or
+// duplicated range finds more frames prepared and is refused
+// (CodeAlreadyClaimed: another delivery recorded it) or, if it is this very
+// range, answered as applied.
+type PrepareFrames struct {
+	From, To, Total int
+	Now             time.Time
+}
+
+func (c PrepareFrames) Validate() error {
+	if c.From < 0 || c.To < c.From || c.Total < c.To || c.Total < 1 || c.Total > MaxFrameCount {
+		return Invalid("frames", "need 0 <= from <= to <= total, total 1-%d", MaxFrameCount)
+	}
+	return nil
+}
+
+func (c PrepareFrames) Precondition() []Clause {
+	return []Clause{awaiting, {If: Cmp(FieldFramesWritten, OpEq, c.From), Else: func(m Movie) error {
+		return &Error{Code: CodeAlreadyClaimed, Message: fmt.Sprintf("the ingest has prepared %d frames, not %d", m.Progress.FramesWritten, c.From)}
+	}}}
+}
+
+func (c PrepareFrames) Update() []Assignment {
+	return changed(c.Now, Set(FieldFramesWritten, c.To), Set(FieldTotalFrames, c.Total))
+}
+
+// AlreadyApplied holds where this range was recorded: the movie still
+// awaits its video with To of Total frames prepared, and the range
+// advanced (a range of no frames, the beginning, is simply repeated).
+func (c PrepareFrames) AlreadyApplied() Cond {
+	return And{awaiting.If, Cmp(FieldFramesWritten, OpEq, c.To), Cmp(FieldTotalFrames, OpEq, c.Total), Not{Cmp(FieldFramesWritten, OpEq, c.From)}}
+}
+
+// IngestBegun holds when the ingest of the movie's file has begun
+// (PrepareFrames recorded its first range).
+func IngestBegun(m Movie) bool { return m.Status == StatusAwaitingUpload && m.Progress.TotalFrames > 0 }

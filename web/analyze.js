@@ -2,6 +2,7 @@
 // release), polling, and every write.
 'use strict';
 
+import { preparingText } from './preparing.js';
 import { $, state, show, say, fieldError, clearFieldErrors, focusEl } from './state.js';
 import { api, APIError, moviePath, errorText, controlFor } from './api.js';
 import { renderMovie } from './render.js';
@@ -57,7 +58,10 @@ function showNotReady(id, gen) {
   const m = state.movie;
   const waiting = m.status === 'awaiting_upload';
   $('#not-ready-title').textContent = m.title;
-  $('#not-ready-reason').textContent = waiting
+  const preparing = preparingText(m);
+  $('#not-ready-reason').textContent = preparing
+    ? preparing + '. The video has arrived; this page opens it when every frame is ready.'
+    : waiting
     ? "This movie's video has not been uploaded yet. It can be analysed once its file has arrived and been read; this page opens it then."
     : "This movie's video could not be read" + (m.ingestFailure ? ': ' + m.ingestFailure : '.') + ' Upload the file again as a new movie.';
   document.title = m.title + ' (not ready) - Movie tracing';

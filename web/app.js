@@ -8,6 +8,7 @@ import { $, state, el, show, say, timeEl, focusEl, fieldError, plural } from './
 import { api, loadUser, userFor, NAME_RE, IDENTITY_KEY, errorText, signInMode } from './api.js';
 import { openAnalyze, leaveAnalyze, heartbeat } from './analyze.js';
 import { statusText } from './render.js';
+import { preparingText } from './preparing.js';
 
 const POLL_LIST_MS = 2000;
 
@@ -123,7 +124,7 @@ async function refreshList(gen) {
   rowsEl.dataset.key = key;
   const rows = movies.map((m) => el('tr', { dataset: { movieId: m.id } },
     el('th', { scope: 'row' }, m.title),
-    el('td', { dataset: { testid: 'status-' + m.id, label: 'Status' } }, el('span', { className: 'status s-' + m.status }, statusText(m.status))),
+    el('td', { dataset: { testid: 'status-' + m.id, label: 'Status' } }, el('span', { className: 'status s-' + m.status }, preparingText(m) || statusText(m.status))),
     el('td', { dataset: { testid: 'progress-' + m.id, label: 'Progress' } }, progressText(m)),
     el('td', { dataset: { label: 'Lock' } }, lockCell(m)),
     el('td', {}, el('a', { href: '#/movies/' + encodeURIComponent(m.id), className: 'button', dataset: { testid: 'analyze-' + m.id },

@@ -20,6 +20,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 )
 
@@ -64,6 +65,10 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 	if err != nil {
 		return nil, log, err
 	}
+	images, err := media.NewProvider(media.ProviderOptions{Objects: files})
+	if err != nil {
+		return nil, log, err
+	}
 	movies := dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies)
 	frames := dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames)
 	h, err := httpapi.New(httpapi.Config{
@@ -74,6 +79,7 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 		LeaseDuration:  cfg.LeaseDuration,
 		Logger:         log,
 		Files:          files,
+		Images:         images,
 		Catalog:        movies,
 		TraceFrames:    frames,
 		MaxUploadBytes: cfg.MaxUploadBytes,

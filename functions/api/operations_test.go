@@ -19,6 +19,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
@@ -110,7 +111,7 @@ func TestAPIOperationsAreListed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, key := range []string{s3store.FrameKey("ops-movie", 0), s3store.TrackerPrefix + "ops-movie/checkpoint"} {
+	for _, key := range []string{media.ChunkKey("ops-movie", 0), s3store.TrackerPrefix + "ops-movie/checkpoint"} {
 		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader("x")}); err != nil {
 			t.Fatal(err)
 		}

@@ -54,6 +54,10 @@ const (
 	// WorkerInvocationSeconds is the local worker invocation's budget in
 	// whole seconds (in AWS: the worker Lambda's timeout).
 	WorkerInvocationSeconds = "WORKER_INVOCATION_SECONDS"
+	// IngestInvocationSeconds is how long one ingest invocation prepares
+	// frames before it records its range and continues (whole seconds,
+	// 1-900; default 600, inside Lambda's 15 minutes).
+	IngestInvocationSeconds = "INGEST_INVOCATION_SECONDS"
 	// EmulatorStartTimeout bounds the emulators' start (a Go duration).
 	EmulatorStartTimeout = "EMULATOR_START_TIMEOUT"
 	// The import tool's API, token and development user.

@@ -45,6 +45,10 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 	if err != nil {
 		return nil, log, err
 	}
-	h, err := ingest.New(ingest.Options{Movies: dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies), Files: files, Log: log})
+	budget, err := ingest.BudgetFromEnv(getenv)
+	if err != nil {
+		return nil, log, err
+	}
+	h, err := ingest.New(ingest.Options{Movies: dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies), Files: files, Log: log, Budget: budget})
 	return h, log, err
 }

@@ -27,8 +27,8 @@ const (
 	IngestTimeoutSeconds = 15 * 60
 	IngestMemoryMB       = 2048
 	// UploadPrefix holds the uploaded movies (uploads/<movieId>); only it
-	// notifies the ingest. FramesPrefix holds the frame images
-	// (frames/<movieId>/<n>.png). TrackerPrefix holds the tracer's
+	// notifies the ingest. FramesPrefix holds the renditions
+	// (frames/<movieId>/chunks/<k>.mp4, package media). TrackerPrefix holds the tracer's
 	// checkpoints (tracker/<movieId>/<settings>/<frame>).
 	UploadPrefix  = "uploads/"
 	FramesPrefix  = "frames/"
@@ -148,6 +148,10 @@ func (s *Stack) addMovieStorage() {
 	allow(apiRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:DeleteObject")
 	allow(apiRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	s.Functions[API].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
+	// It decodes a frame's image from the movie's rendition (package media).
+	s.Functions[API].AddLayers(s.FFmpegLayer)
+	s.Functions[API].AddEnvironment(jsii.String(envvar.FFmpeg), jsii.String(LayerFFmpeg), nil)
+	s.Functions[API].AddEnvironment(jsii.String(envvar.FFprobe), jsii.String(LayerFFprobe), nil)
 
 	// The tracer decodes the movie with ffmpeg from a presigned GET.
 	workerRole := s.Roles[Worker]

@@ -21,13 +21,13 @@ import (
 var commandKinds = []string{
 	"OpenAnalysis", "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval",
 	"StartTrace", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
-	"CompleteIngest", "FailIngest", "ExpireUpload",
+	"CompleteIngest", "FailIngest", "ExpireUpload", "PrepareFrames",
 	"ClaimSegment", "HandOffJob", "FinalizeStaleTrace", "CancelTrace",
 	"EditCalibration", "ClearCalibration",
 }
 
 // ingestKinds need an awaiting upload, not a lease.
-var ingestKinds = map[string]bool{"CompleteIngest": true, "FailIngest": true, "ExpireUpload": true}
+var ingestKinds = map[string]bool{"CompleteIngest": true, "FailIngest": true, "ExpireUpload": true, "PrepareFrames": true}
 
 var (
 	analysable   = []domain.Status{domain.StatusReady, domain.StatusTracing, domain.StatusTraced, domain.StatusFailed}
@@ -181,7 +181,9 @@ func partsOf(kind string) []string {
 	case "CompleteIngest", "FailIngest":
 		return []string{"exists", "status"}
 	case "ExpireUpload":
-		return []string{"exists", "status", "present", "range"}
+		return []string{"exists", "status", "present", "range", "begun"}
+	case "PrepareFrames":
+		return []string{"exists", "status", "range"}
 	}
 	return lease
 }
@@ -194,6 +196,13 @@ func genUpload(t *rapid.T, m *domain.Movie, bad func(string) bool) {
 		m.Status = rapid.SampledFrom(append([]domain.Status{domain.StatusIngestFailed}, analysable...)).Draw(t, "notAwaiting")
 	}
 	m.Video, m.Lease = nil, nil
+	// An ingest not begun, or one with ranges recorded (the upload can no
+	// longer expire).
+	m.Progress = domain.Progress{}
+	if bad("begun") || rapid.IntRange(0, 3).Draw(t, "ingestBegun") == 0 && !bad("status") {
+		done := rapid.SampledFrom([]int{0, 60, 120}).Draw(t, "ingestPrepared")
+		m.Progress = domain.Progress{FramesWritten: done, TotalFrames: 300}
+	}
 	if bad("present") {
 		m.Upload = nil
 		return
@@ -394,6 +403,16 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 		return domain.FailIngest{Summary: "not a video file at /tmp/x.mp4", Now: now}
 	case "ExpireUpload":
 		return domain.ExpireUpload{Now: now}
+	case "PrepareFrames":
+		from := m.Progress.FramesWritten
+		if bad("range") {
+			from += rapid.SampledFrom([]int{-60, 60}).Draw(t, "otherFrom")
+			from = max(from, 0)
+			if from == m.Progress.FramesWritten {
+				from += 60
+			}
+		}
+		return domain.PrepareFrames{From: from, To: from + rapid.SampledFrom([]int{0, 60}).Draw(t, "rangeFrames"), Total: 300, Now: now}
 	}
 	t.Fatalf("unknown command kind %q", kind)
 	return nil

@@ -49,7 +49,10 @@ type Config struct {
 	// The movie files (uploads.go). Without Files and Catalog, POST
 	// /movies, DELETE /movies/{id} and the frame images answer 500 (and log
 	// why); TraceFrames is optional (then DELETE leaves traced frames).
-	Files       MovieFiles
+	Files MovieFiles
+	// Images is the frame provider (package media): frame images and
+	// chunks, from the movie's rendition.
+	Images      FrameImages
 	Catalog     MovieCatalog
 	TraceFrames TraceFramesDeleter
 	// MaxUploadBytes is the largest file POST /movies accepts
@@ -93,6 +96,9 @@ func New(c Config) (*Handler, error) {
 		return nil, errors.New("httpapi: lease duration must be positive")
 	case c.MaxUploadBytes < 0 || c.UploadExpiry < 0:
 		return nil, errors.New("httpapi: upload limits must not be negative")
+	}
+	if c.Images == nil {
+		c.Images = unconfigured{}
 	}
 	if c.Files == nil {
 		c.Files = unconfigured{}
@@ -145,6 +151,7 @@ func (h *Handler) routes() {
 	h.handle("GET /movies/{id}", identityRequired, h.getMovie)
 	h.handle("DELETE /movies/{id}", identityRequired, h.deleteMovie)
 	h.handle("GET /movies/{id}/frames/{n}/image", identityRequired, h.frameImage)
+	h.handle("GET /movies/{id}/chunks/{k}", identityRequired, h.chunk)
 	h.handle("POST /movies/{id}/analysis-lease", identityRequired, h.openAnalysis)
 	h.handle("PUT /movies/{id}/analysis-lease", identityRequired, h.heartbeat)
 	h.handle("DELETE /movies/{id}/analysis-lease", identityRequired, h.release)

@@ -25,6 +25,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
@@ -312,10 +313,14 @@ func newAPIOn(t *testing.T, tr transport, fx *fixture, tune ...func(*httpapi.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	images, err := media.NewProvider(media.ProviderOptions{Objects: fx.files})
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := httpapi.Config{
 		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
-		Files: fx.files, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
+		Files: fx.files, Images: images, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
 	}
 	for _, f := range tune {
 		f(&c)

@@ -17,10 +17,16 @@ type MovieFiles interface {
 	// (exactly size bytes of contentType, valid for expires): its URL and
 	// the headers the client must send.
 	PresignUploadURL(ctx context.Context, movieID, contentType string, size int64, expires time.Duration) (url string, headers map[string]string, err error)
-	// FrameImageURL returns a URL of frame n's image, valid for expires.
-	FrameImageURL(ctx context.Context, movieID string, n int, expires time.Duration) (string, error)
 	// DeleteFiles deletes the uploaded file and every frame image.
 	DeleteFiles(ctx context.Context, movieID string) error
+}
+
+// FrameImages is the frame provider as the API uses it (media.Provider):
+// frame n's image, decoded from the movie's rendition, and a URL of a whole
+// chunk of it.
+type FrameImages interface {
+	Image(ctx context.Context, m domain.Movie, n int) ([]byte, error)
+	ChunkURL(ctx context.Context, m domain.Movie, k int, expires time.Duration) (string, error)
 }
 
 // MovieCatalog creates and deletes movie rows (dynamo.MovieStore
@@ -44,7 +50,10 @@ var errUnconfigured = errors.New("httpapi: no movie files or catalog configured"
 func (unconfigured) PresignUploadURL(context.Context, string, string, int64, time.Duration) (string, map[string]string, error) {
 	return "", nil, errUnconfigured
 }
-func (unconfigured) FrameImageURL(context.Context, string, int, time.Duration) (string, error) {
+func (unconfigured) Image(context.Context, domain.Movie, int) ([]byte, error) {
+	return nil, errUnconfigured
+}
+func (unconfigured) ChunkURL(context.Context, domain.Movie, int, time.Duration) (string, error) {
 	return "", errUnconfigured
 }
 func (unconfigured) DeleteFiles(context.Context, string) error  { return errUnconfigured }
@@ -57,13 +66,13 @@ func (unconfigured) Delete(context.Context, string, domain.Guard) (domain.Movie,
 const (
 	DefaultMaxUploadBytes = 2 << 30 // MOVIE_MAX_BYTES
 	DefaultUploadExpiry   = time.Hour
-	// FrameURLExpiry is how long a frame image URL is valid from its
-	// signing time, which the store rounds down to FrameURLExpiry/2 so that
-	// repeated requests get the same URL (s3store.FrameImageURL): a URL
-	// handed out is valid for at least 10 minutes. The redirect to it may be
-	// cached for FrameRedirectMaxAge, inside that.
-	FrameURLExpiry      = 20 * time.Minute
-	FrameRedirectMaxAge = 9 * time.Minute
+	// ChunkURLExpiry is how long a chunk's URL is valid; the redirect to
+	// it may be cached for ChunkRedirectMaxAge, inside that.
+	ChunkURLExpiry      = 20 * time.Minute
+	ChunkRedirectMaxAge = 9 * time.Minute
+	// FrameImageCacheControl: a frame's image never changes (a movie is
+	// ingested once; a new file is a new movie with a new ID).
+	FrameImageCacheControl = "private, max-age=31536000, immutable"
 )
 
 // UploadView is the upload part of POST /movies.
@@ -136,34 +145,68 @@ func (h *Handler) deleteMovie(w http.ResponseWriter, r *http.Request, c call) er
 	return nil
 }
 
-// GET /movies/{id}/frames/{n}/image: 302 to the image of frame n (a
-// presigned URL), the exact frame the tracer reads. The redirect may be
-// cached privately, and the image (which never changes: a movie is ingested
-// once) is served as immutable from a URL that stays the same for a while,
-// so stepping back and forth reuses the browser's copy.
+// GET /movies/{id}/frames/{n}/image: frame n as a JPEG, decoded from the
+// movie's rendition by the frame provider: the very frame the tracer reads
+// (its luma within 40 dB PSNR of the tracer's gray), upright, in colour, at
+// the rendition's size. It never changes, so the browser keeps it.
 func (h *Handler) frameImage(w http.ResponseWriter, r *http.Request, c call) error {
 	n, err := strconv.Atoi(r.PathValue("n"))
 	if err != nil || n < 0 || n >= domain.MaxFrameCount || strconv.Itoa(n) != r.PathValue("n") {
 		return &domain.Error{Code: domain.CodeNotFound, Field: "n", Message: "frame numbers are integers from 0"}
 	}
-	m, err := h.cfg.Movies.Get(r.Context(), c.movieID)
+	m, err := h.readyMovie(r, c)
 	if err != nil {
 		return err
-	}
-	if m.Video == nil {
-		return &domain.Error{Code: domain.CodeNotFound, Message: domain.NoVideoMessage(m)}
 	}
 	if n >= m.FrameCount {
 		return &domain.Error{Code: domain.CodeNotFound, Field: "n", Message: "the movie has frames 0 to " + strconv.Itoa(m.FrameCount-1)}
 	}
-	url, err := h.cfg.Files.FrameImageURL(r.Context(), c.movieID, n, FrameURLExpiry)
+	img, err := h.cfg.Images.Image(r.Context(), m, n)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(FrameRedirectMaxAge/time.Second)))
+	w.Header().Set("Content-Type", "image/jpeg")
+	w.Header().Set("Cache-Control", FrameImageCacheControl)
+	w.Header().Set("Content-Length", strconv.Itoa(len(img)))
+	_, err = w.Write(img)
+	return err
+}
+
+// GET /movies/{id}/chunks/{k}: 302 to chunk k of the movie's rendition (an
+// H.264 MP4 of Video.ChunkFrames frames, frames k*ChunkFrames on), for a
+// page that steps through whole chunks, or a download.
+func (h *Handler) chunk(w http.ResponseWriter, r *http.Request, c call) error {
+	k, err := strconv.Atoi(r.PathValue("k"))
+	if err != nil || k < 0 || strconv.Itoa(k) != r.PathValue("k") {
+		return &domain.Error{Code: domain.CodeNotFound, Field: "k", Message: "chunk numbers are integers from 0"}
+	}
+	m, err := h.readyMovie(r, c)
+	if err != nil {
+		return err
+	}
+	if m.Video.ChunkFrames < 1 || k*m.Video.ChunkFrames >= m.FrameCount {
+		return &domain.Error{Code: domain.CodeNotFound, Field: "k", Message: "the movie has no chunk " + strconv.Itoa(k)}
+	}
+	url, err := h.cfg.Images.ChunkURL(r.Context(), m, k, ChunkURLExpiry)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(ChunkRedirectMaxAge/time.Second)))
 	w.Header().Set("Location", url)
 	w.WriteHeader(http.StatusFound)
 	return nil
+}
+
+// readyMovie reads a movie that has a rendition.
+func (h *Handler) readyMovie(r *http.Request, c call) (domain.Movie, error) {
+	m, err := h.cfg.Movies.Get(r.Context(), c.movieID)
+	if err != nil {
+		return domain.Movie{}, err
+	}
+	if m.Video == nil {
+		return domain.Movie{}, &domain.Error{Code: domain.CodeNotFound, Message: domain.NoVideoMessage(m)}
+	}
+	return m, nil
 }
 
 // newMovieID is "mv-" and up to 20 characters of a fresh random ID.

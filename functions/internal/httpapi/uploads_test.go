@@ -4,16 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"image"
-	"image/png"
+	"image/jpeg"
 	"io"
 	"net/http"
-	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
@@ -74,48 +76,53 @@ func TestCreateUploadViewDelete(t *testing.T) {
 				t.Errorf("frame image before the upload: detail %q", p.Detail)
 			}
 
-			// The ingest: the frame image and the conditional write.
-			var img bytes.Buffer
-			if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 4, 3))); err != nil {
+			// The ingest: a chunk of the rendition (2 frames of 32x24, by
+			// ffmpeg) and the conditional write.
+			chunkPath := filepath.Join(t.TempDir(), "c.mp4")
+			if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=32x24:rate=25",
+				"-frames:v", "2", "-c:v", "libx264", "-pix_fmt", "yuv420p", chunkPath).CombinedOutput(); err != nil {
+				t.Fatalf("ffmpeg: %v %s", err, out)
+			}
+			chunk, err := os.ReadFile(chunkPath)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.fx.files.Put(context.Background(), s3store.FrameKey(id, 1), "image/png", img.Bytes()); err != nil {
+			if err := a.fx.files.Put(context.Background(), media.ChunkKey(id, 0), media.ChunkType, chunk); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := a.fx.movies.Commit(context.Background(), id, domain.CompleteIngest{FrameCount: 2, FrameRate: 25, Now: t0,
-				Video: domain.Video{Width: 4, Height: 3, Codec: "h264", DurationSeconds: 0.08}}); err != nil {
+				Video: domain.Video{Width: 32, Height: 24, Codec: "h264", DurationSeconds: 0.08, ChunkFrames: 60}}); err != nil {
 				t.Fatal(err)
 			}
 			d := alice.get(id).want(http.StatusOK).detail()
-			if d.Status != domain.StatusReady || d.Video == nil || *d.Video != (httpapi.VideoView{Width: 4, Height: 3, FrameCount: 2,
+			if d.Status != domain.StatusReady || d.Video == nil || *d.Video != (httpapi.VideoView{Width: 32, Height: 24, FrameCount: 2,
 				FrameRate: 25, Codec: "h264", DurationSeconds: 0.08}) || d.Trim != (httpapi.TrimView{Start: 0, End: 2}) {
 				t.Fatalf("ready: %+v video %+v", d, d.Video)
 			}
 
-			r = alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound)
-			loc := r.header.Get("Location")
-			if !strings.Contains(r.header.Get("Cache-Control"), "max-age=540") || !strings.Contains(loc, "X-Amz-Signature=") {
-				t.Fatalf("redirect: %v", r.header)
+			// Frame 1's image, decoded from the chunk: a colour JPEG of the
+			// rendition's size, kept by the browser.
+			r = alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusOK)
+			if r.header.Get("Content-Type") != "image/jpeg" || r.header.Get("Cache-Control") != httpapi.FrameImageCacheControl {
+				t.Fatalf("frame image: %v", r.header)
 			}
-			// The image never changes: the same URL again (the browser's copy
-			// is reused) unless the signing window turned in between, served
-			// as immutable.
-			u, err := url.Parse(loc)
-			if err != nil || u.Query().Get("response-cache-control") != s3store.FrameCacheControl {
-				t.Errorf("frame image URL %s does not ask for %q", loc, s3store.FrameCacheControl)
+			img, err := jpeg.Decode(bytes.NewReader(r.body))
+			if err != nil || img.Bounds().Dx() != 32 || img.Bounds().Dy() != 24 {
+				t.Fatalf("frame image: %v %v", img, err)
 			}
-			again := alice.do("GET", "/movies/"+id+"/frames/1/image", nil).want(http.StatusFound).header.Get("Location")
-			if u2, err := url.Parse(again); again != loc && (err != nil || u2.Query().Get("X-Amz-Date") == u.Query().Get("X-Amz-Date")) {
-				t.Errorf("a second redirect to another URL in the same window:\n%s\n%s", loc, again)
-			}
+			// The chunk, for a page that steps through whole chunks.
+			loc := alice.do("GET", "/movies/"+id+"/chunks/0", nil).want(http.StatusFound).header.Get("Location")
 			got, err := http.Get(loc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(got.Body)
 			got.Body.Close()
-			if got.StatusCode != http.StatusOK || !bytes.Equal(body, img.Bytes()) {
-				t.Fatalf("frame image: %d, %d bytes", got.StatusCode, len(body))
+			if got.StatusCode != http.StatusOK || !bytes.Equal(body, chunk) {
+				t.Fatalf("chunk: %d, %d bytes", got.StatusCode, len(body))
+			}
+			for _, k := range []string{"1", "-1", "01", "x"} {
+				alice.do("GET", "/movies/"+id+"/chunks/"+k, nil).problem(http.StatusNotFound, domain.CodeNotFound)
 			}
 			for _, n := range []string{"2", "-1", "01", "x", "99999999"} {
 				alice.do("GET", "/movies/"+id+"/frames/"+n+"/image", nil).problem(http.StatusNotFound, domain.CodeNotFound)
@@ -133,7 +140,7 @@ func TestCreateUploadViewDelete(t *testing.T) {
 			bob.do("DELETE", "/movies/"+id, nil).want(http.StatusNoContent)
 			bob.get(id).problem(http.StatusNotFound, domain.CodeNotFound)
 			bob.do("DELETE", "/movies/"+id, nil).problem(http.StatusNotFound, domain.CodeNotFound)
-			for _, key := range []string{s3store.UploadKey(id), s3store.FrameKey(id, 1)} {
+			for _, key := range []string{s3store.UploadKey(id), media.ChunkKey(id, 0)} {
 				if _, err := a.fx.files.Head(context.Background(), key); err != s3store.ErrNotFound {
 					t.Errorf("%s still there after delete: %v", key, err)
 				}

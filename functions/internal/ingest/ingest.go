@@ -2,32 +2,35 @@
 // the upload queue that an object arrived under uploads/, the ingest
 // Lambda gets those messages as a real events.SQSEvent whose bodies are S3
 // event notifications (events.S3Event), probes the file with ffprobe
-// (video.Probe, over a presigned GET), writes one grayscale PNG per frame
-// decoded by video.ReadFrames (the tracer's own reader, so frame N on the
-// page is exactly the frame N the tracer reads), and commits the movie's
-// state with one conditional write: ready (domain.CompleteIngest) or
-// ingest_failed with a safe summary (domain.FailIngest). Both require the
-// movie to await its upload, so a redelivered event is a no-op; a movie
-// deleted meanwhile has its files removed.
+// (video.Probe, over a presigned GET), and prepares its rendition (package
+// media: keyframe-led H.264 chunks, the frames every reader reads) in
+// ranges: each invocation works until its budget (Options.Budget) is
+// spent, records the range on the movie's row (domain.PrepareFrames) and
+// sends itself a continuation through the same queue. The last range
+// commits the movie ready (domain.CompleteIngest) with what was decided
+// (frame count, chunk size, frame size); a file that is not a usable video
+// is recorded ingest_failed with a safe summary (domain.FailIngest). Every
+// write requires the movie to await its video, so a redelivered event is a
+// no-op; a movie deleted meanwhile has its files removed.
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
 	"log/slog"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/video"
 )
@@ -42,6 +45,7 @@ type Movies interface {
 type Files interface {
 	UploadURL(ctx context.Context, movieID string, expires time.Duration) (string, error)
 	Put(ctx context.Context, key, contentType string, body []byte) error
+	PresignGet(ctx context.Context, key string, expires time.Duration) (string, error)
 	DeleteFiles(ctx context.Context, movieID string) error
 	ClearPending(ctx context.Context, movieID string) error
 }
@@ -55,8 +59,37 @@ type Options struct {
 	Log    *slog.Logger
 	// Now is the clock of the commands (time.Now when nil).
 	Now func() time.Time
-	// Writers encode and upload frame images in parallel (default 4).
-	Writers int
+	// Budget is how long one invocation prepares frames before it records
+	// its range and continues in another (DefaultBudget when 0).
+	Budget time.Duration
+	// Continue sends the movie's next range to the upload queue (body:
+	// ContinuationBody). Nil: the ranges run one after another in this
+	// invocation (tests).
+	Continue func(ctx context.Context, movieID string) error
+	// ChunkFrames is the rendition's chunk size (media.DefaultChunkFrames
+	// when 0).
+	ChunkFrames int
+}
+
+// DefaultBudget is an invocation's default preparing time: well inside
+// Lambda's 15 minutes, leaving time to store the last chunk and commit.
+const DefaultBudget = 10 * time.Minute
+
+// EnvBudget names the budget's environment variable.
+const EnvBudget = envvar.IngestInvocationSeconds
+
+// BudgetFromEnv reads EnvBudget: 1-900 whole seconds, DefaultBudget when
+// unset.
+func BudgetFromEnv(getenv func(string) string) (time.Duration, error) {
+	v := getenv(EnvBudget)
+	if v == "" {
+		return DefaultBudget, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 900 {
+		return 0, fmt.Errorf("%s=%q must be 1-900 seconds", EnvBudget, v)
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 // Handler is the ingest.
@@ -77,8 +110,11 @@ func New(opts Options) (*Handler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Writers <= 0 {
-		opts.Writers = 4
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.ChunkFrames <= 0 {
+		opts.ChunkFrames = media.DefaultChunkFrames
 	}
 	return &Handler{opts: opts}, nil
 }
@@ -104,6 +140,13 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 // returns the movie IDs of its object-created records under uploads/. A
 // test event (sent when the notification is configured) has none.
 func ParseNotification(body string) ([]string, error) {
+	var cont continuation
+	if err := json.Unmarshal([]byte(body), &cont); err == nil && cont.Ingest != nil {
+		if !domain.ValidMovieID(cont.Ingest.MovieID) {
+			return nil, fmt.Errorf("a continuation of movie %.70q", cont.Ingest.MovieID)
+		}
+		return []string{cont.Ingest.MovieID}, nil
+	}
 	var s3ev events.S3Event
 	if err := json.Unmarshal([]byte(body), &s3ev); err != nil {
 		return nil, fmt.Errorf("not an S3 event notification: %w", err)
@@ -124,6 +167,20 @@ func ParseNotification(body string) ([]string, error) {
 	return ids, nil
 }
 
+// continuation is the body of an ingest's next range.
+type continuation struct {
+	Ingest *struct {
+		MovieID string `json:"movieId"`
+	} `json:"ingestContinuation"`
+}
+
+// ContinuationBody is the upload queue message that continues a movie's
+// ingest with its next range (where it starts is read from the row).
+func ContinuationBody(movieID string) string {
+	b, _ := json.Marshal(map[string]any{"ingestContinuation": map[string]string{"movieId": movieID}})
+	return string(b)
+}
+
 func (h *Handler) message(ctx context.Context, body string) error {
 	ids, err := ParseNotification(body)
 	if err != nil {
@@ -139,9 +196,11 @@ func (h *Handler) message(ctx context.Context, body string) error {
 	return nil
 }
 
-// Ingest processes the uploaded file of one movie. It returns an error only
-// when trying again may succeed.
+// Ingest processes the uploaded file of one movie: one range of its
+// preparation, from where the row says the last range ended. It returns an
+// error only when trying again may succeed.
 func (h *Handler) Ingest(ctx context.Context, movieID string) error {
+	began := time.Now()
 	log := h.opts.Log.With(slog.String("movieId", movieID))
 	m, err := h.opts.Movies.Get(ctx, movieID)
 	switch {
@@ -150,11 +209,14 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		return h.opts.Files.DeleteFiles(ctx, movieID)
 	case err != nil:
 		return err
-	case m.Status != domain.StatusAwaitingUpload:
-		log.Info("ingest: already processed (a redelivered or repeated event)", slog.String("status", string(m.Status)))
+	case m.Status == domain.StatusIngestFailed:
+		log.Info("ingest: already failed (a redelivered or repeated event)")
 		return nil
+	case m.Status != domain.StatusAwaitingUpload:
+		// Ready: a redelivered event, or the delivery that completed it died
+		// before it untagged the file. Untagging again is harmless.
+		return h.clearPending(ctx, movieID)
 	}
-	began := time.Now()
 	src, err := h.opts.Files.UploadURL(ctx, movieID, time.Hour)
 	if err != nil {
 		return err
@@ -163,24 +225,94 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	if err != nil {
 		return h.fail(ctx, log, movieID, err)
 	}
-	frames, err := h.writeFrames(ctx, movieID, src, info)
-	if err != nil {
-		return h.fail(ctx, log, movieID, err)
+	from := m.Progress.FramesWritten
+	total := max(info.FrameCount, m.Progress.TotalFrames)
+	if m.Progress.TotalFrames == 0 {
+		// The file arrived: record that its ingest began (the upload can no
+		// longer expire).
+		m, err = h.opts.Movies.Commit(ctx, movieID, domain.PrepareFrames{From: 0, To: 0, Total: total, Now: h.opts.Now()})
+		if done, err := h.settled(ctx, log, movieID, err); done {
+			return err
+		}
 	}
-	_, err = h.opts.Movies.Commit(ctx, movieID, domain.CompleteIngest{
-		FrameCount: frames, FrameRate: info.FrameRate, Now: h.opts.Now(),
-		Video: domain.Video{Width: info.Width, Height: info.Height, Codec: info.Codec, DurationSeconds: info.Duration.Seconds()},
+	for {
+		var timing video.Timing
+		if from > 0 {
+			if timing, err = video.ProbeTiming(ctx, src); err != nil {
+				timing = video.Timing{}
+			}
+		}
+		res, err := media.Prepare(ctx, src, media.PrepareOptions{
+			ChunkFrames: h.opts.ChunkFrames, FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
+			Timing: timing, Deadline: time.Now().Add(h.opts.Budget),
+		}, func(ctx context.Context, c media.Chunk) error {
+			body, err := os.ReadFile(c.Path)
+			if err != nil {
+				return err
+			}
+			return h.opts.Files.Put(ctx, media.ChunkKey(movieID, c.Index), media.ChunkType, body)
+		})
+		if err != nil {
+			return h.fail(ctx, log, movieID, err)
+		}
+		if res.Done {
+			return h.complete(ctx, log, movieID, info, res, began)
+		}
+		total = max(total, res.NextFrame+1)
+		_, err = h.opts.Movies.Commit(ctx, movieID, domain.PrepareFrames{From: from, To: res.NextFrame, Total: total, Now: h.opts.Now()})
+		if domain.ErrorCode(err) == domain.CodeAlreadyClaimed {
+			log.Info("ingest: another delivery recorded this range first; it continues")
+			return nil
+		}
+		if done, err := h.settled(ctx, log, movieID, err); done {
+			return err
+		}
+		log.Info("ingest: range prepared", slog.Int("from", from), slog.Int("to", res.NextFrame), slog.Int("of", total),
+			slog.Duration("took", time.Since(began)))
+		if h.opts.Continue != nil {
+			return h.opts.Continue(ctx, movieID)
+		}
+		from = res.NextFrame
+	}
+}
+
+// complete commits the movie ready with what the ingest decided, then
+// untags its file.
+func (h *Handler) complete(ctx context.Context, log *slog.Logger, movieID string, info video.Info, res media.Prepared, began time.Time) error {
+	w, ht := res.Width, res.Height
+	if w == 0 {
+		// This range stored no chunk (the previous one ended at the movie's
+		// end): read the size from the last chunk.
+		url, err := h.opts.Files.PresignGet(ctx, media.ChunkKey(movieID, (res.NextFrame-1)/h.opts.ChunkFrames), time.Hour)
+		if err != nil {
+			return err
+		}
+		last, err := video.Probe(ctx, url)
+		if err != nil {
+			return err
+		}
+		w, ht = last.Width, last.Height
+	}
+	_, err := h.opts.Movies.Commit(ctx, movieID, domain.CompleteIngest{
+		FrameCount: res.NextFrame, FrameRate: info.FrameRate, Now: h.opts.Now(),
+		Video: domain.Video{Width: w, Height: ht, Codec: info.Codec, DurationSeconds: info.Duration.Seconds(),
+			ChunkFrames: h.opts.ChunkFrames, SourceWidth: info.Width, SourceHeight: info.Height, Rotation: info.Rotation},
 	})
 	if done, err := h.settled(ctx, log, movieID, err); done {
 		return err
 	}
-	if err := h.opts.Files.ClearPending(ctx, movieID); err != nil {
-		// The movie is ready; only the lifecycle's safety net is wrong.
-		log.Error("ingest: could not clear the pending tag", slog.String("error", err.Error()))
-	}
-	log.Info("ingest: ready", slog.Int("frames", frames), slog.Float64("frameRate", info.FrameRate),
-		slog.Int("width", info.Width), slog.Int("height", info.Height), slog.String("codec", info.Codec),
+	log.Info("ingest: ready", slog.Int("frames", res.NextFrame), slog.Float64("frameRate", info.FrameRate),
+		slog.Int("width", w), slog.Int("height", ht), slog.String("codec", info.Codec),
 		slog.Duration("took", time.Since(began)))
+	return h.clearPending(ctx, movieID)
+}
+
+// clearPending untags a ready movie's file; an error leaves the message for
+// redelivery, which finds the movie ready and untags again.
+func (h *Handler) clearPending(ctx context.Context, movieID string) error {
+	if err := h.opts.Files.ClearPending(ctx, movieID); err != nil {
+		return fmt.Errorf("clear the pending tag: %w", err)
+	}
 	return nil
 }
 
@@ -220,86 +352,19 @@ func Summary(err error) (string, bool) {
 	var codec *video.UnsupportedCodecError
 	switch {
 	case errors.As(err, &codec):
-		return "The video codec " + domain.SanitizeSummary(codec.Codec) + " is not supported. Convert the movie to H.264 (MP4) and upload it again.", true
+		return "The video codec " + domain.SanitizeSummary(codec.Codec) + " cannot be decoded.", true
+	case errors.Is(err, video.ErrUnsupportedCodec):
+		return "The video's codec cannot be decoded.", true
 	case errors.Is(err, video.ErrNotVideo):
 		return "The file is not a video file.", true
 	case errors.Is(err, video.ErrTruncated):
 		return "The video file is truncated: upload the complete file again.", true
 	case errors.Is(err, video.ErrNoFrames):
 		return "The video has no frames.", true
+	case errors.Is(err, media.ErrNoProgress):
+		return "The video could not be prepared: not one chunk of its frames was ready within an invocation's time.", true
 	case errors.Is(err, video.ErrTooLarge):
 		return "The video's frames are too large (at most 8192 pixels a side).", true
 	}
 	return "", false
-}
-
-// writeFrames decodes every frame with video.ReadFrames and stores each as
-// a grayscale PNG (frames/<id>/<n>.png), encoding and uploading on
-// opts.Writers goroutines; memory is bounded by a few frames. It returns
-// the number of frames decoded, which is the movie's frame count.
-func (h *Handler) writeFrames(ctx context.Context, movieID, src string, info video.Info) (int, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	type job struct {
-		n    int
-		w, h int
-		gray []byte
-	}
-	jobs := make(chan job, h.opts.Writers)
-	// Frame buffers are recycled through free (ReadFrames reuses its own).
-	free := make(chan []byte, h.opts.Writers+2)
-	var wg sync.WaitGroup
-	for range h.opts.Writers {
-		wg.Go(func() {
-			var out bytes.Buffer
-			enc := png.Encoder{CompressionLevel: png.BestSpeed}
-			for j := range jobs {
-				out.Reset()
-				img := &image.Gray{Pix: j.gray, Stride: j.w, Rect: image.Rect(0, 0, j.w, j.h)}
-				err := enc.Encode(&out, img)
-				select {
-				case free <- j.gray:
-				default:
-				}
-				if err == nil {
-					err = h.opts.Files.Put(ctx, s3store.FrameKey(movieID, j.n), s3store.FrameImageType, out.Bytes())
-				}
-				if err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-	count := 0
-	readErr := video.ReadFrames(ctx, src, video.ReadOptions{}, func(f video.Frame) error {
-		var buf []byte
-		select {
-		case buf = <-free:
-		default:
-		}
-		if cap(buf) < len(f.Gray) {
-			buf = make([]byte, len(f.Gray))
-		}
-		buf = buf[:len(f.Gray)]
-		copy(buf, f.Gray)
-		select {
-		case jobs <- job{n: f.Index, w: f.Width, h: f.Height, gray: buf}:
-			count = f.Index + 1
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	})
-	close(jobs)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return 0, err // a frame write failed
-	}
-	if readErr != nil {
-		return 0, readErr
-	}
-	if count == 0 {
-		return 0, video.ErrNoFrames
-	}
-	return count, nil
 }

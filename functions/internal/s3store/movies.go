@@ -4,26 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// The key layout of the movies bucket: the uploaded file, and one image per
-// frame. Only UploadPrefix notifies the ingest (the CDK stack's filter).
+// The key layout of the movies bucket: the uploaded file, and under
+// frames/<movieId>/ its rendition (package media: chunks/<k>.mp4). Only UploadPrefix notifies the ingest (the CDK stack's filter).
 const (
 	UploadPrefix = "uploads/"
 	FramesPrefix = "frames/"
 	// TrackerPrefix holds the tracer's checkpoints:
 	// tracker/<movieId>/<settings>/<frame> (tracer.ObjectStates).
 	TrackerPrefix = "tracker/"
-	// FrameImageType is the frames' format: 8-bit grayscale PNG, the very
-	// pixels the tracer reads (lossless).
-	FrameImageType = "image/png"
 	// PendingTag is the tag every upload carries until the ingest makes its
 	// movie ready; the bucket's lifecycle deletes an upload still tagged
 	// after a few days (infra/stack/movies.go).
@@ -32,11 +27,6 @@ const (
 
 // UploadKey is the key of a movie's file.
 func UploadKey(movieID string) string { return UploadPrefix + movieID }
-
-// FrameKey is the key of frame n's image.
-func FrameKey(movieID string, n int) string {
-	return FramesPrefix + movieID + "/" + strconv.Itoa(n) + ".png"
-}
 
 // MovieIDOfUpload returns the movie ID of an upload key, or "" when key is
 // not one.
@@ -82,50 +72,13 @@ func (s *Store) PresignUploadURL(ctx context.Context, movieID, contentType strin
 	return req.URL, req.Headers, err
 }
 
-// FrameCacheControl is the Cache-Control of a frame image as its presigned
-// URL serves it (the GET's response-cache-control): a frame image never
-// changes once its movie is ingested (a movie is ingested once, and a new
-// file is a new movie with a new ID), so a browser may keep it and never
-// revalidate.
-const FrameCacheControl = "private, max-age=31536000, immutable"
-
-// FrameImageURL presigns the GET of frame n's image, served with
-// FrameCacheControl. The signature's time is the clock truncated to
-// expires/2, so every request for the frame within that window gets the same
-// URL (and a browser its cached image), valid for at least expires/2 after
-// it is handed out.
-func (s *Store) FrameImageURL(ctx context.Context, movieID string, n int, expires time.Duration) (string, error) {
-	key := FrameKey(movieID, n)
-	at := s.now().UTC().Truncate(expires / 2)
-	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key, ResponseCacheControl: aws.String(FrameCacheControl)},
-		func(o *s3.PresignOptions) {
-			o.Expires = expires
-			o.Presigner = signedAt{o.Presigner, at}
-		})
-	if err != nil {
-		return "", fmt.Errorf("presign get %s: %w", key, err)
-	}
-	return req.URL, nil
-}
-
-// signedAt presigns as of a fixed time.
-type signedAt struct {
-	s3.HTTPPresignerV4
-	at time.Time
-}
-
-func (p signedAt) PresignHTTP(ctx context.Context, creds aws.Credentials, r *http.Request, payloadHash, service, region string,
-	_ time.Time, optFns ...func(*v4.SignerOptions)) (string, http.Header, error) {
-	return p.HTTPPresignerV4.PresignHTTP(ctx, creds, r, payloadHash, service, region, p.at, optFns...)
-}
-
 // UploadURL presigns the GET of a movie's file (ffprobe and ffmpeg read it
 // over HTTP, with range requests).
 func (s *Store) UploadURL(ctx context.Context, movieID string, expires time.Duration) (string, error) {
 	return s.PresignGet(ctx, UploadKey(movieID), expires)
 }
 
-// DeleteFiles deletes a movie's file, frame images and tracer checkpoints.
+// DeleteFiles deletes a movie's file, rendition and tracer checkpoints.
 func (s *Store) DeleteFiles(ctx context.Context, movieID string) error {
 	if err := s.Delete(ctx, UploadKey(movieID)); err != nil {
 		return err

@@ -134,9 +134,8 @@ func (s *Store) Put(ctx context.Context, key, contentType string, body []byte) e
 		Bucket: &s.bucket, Key: &key, ContentType: &contentType, ContentLength: &n, Body: bytes.NewReader(body),
 	}
 	if strings.HasPrefix(key, FramesPrefix) {
-		// Frame images never change: stored with the Cache-Control their
-		// presigned GET also asks for (FrameImageURL).
-		in.CacheControl = aws.String(FrameCacheControl)
+		// A rendition never changes (a movie is ingested once).
+		in.CacheControl = aws.String("private, max-age=31536000, immutable")
 	}
 	_, err := s.client.PutObject(ctx, in)
 	if err != nil {

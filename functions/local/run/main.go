@@ -36,6 +36,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	"github.com/movietrace/tracinglocks/functions/local/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
@@ -121,8 +122,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  worker invocation: %s  frame delay: %s\n",
-		time.Since(began).Round(100*time.Millisecond), ep.DynamoDB, ep.SQS, lease, invocation, *frameDelay)
+	ingestBudget, err := ingest.BudgetFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nReady in %s. DynamoDB Local: %s  SQS emulator: %s  lease: %s  worker invocation: %s  ingest invocation: %s  frame delay: %s\n",
+		time.Since(began).Round(100*time.Millisecond), ep.DynamoDB, ep.SQS, lease, invocation, ingestBudget, *frameDelay)
 	fmt.Printf("\n    Open %s in a browser.\n\n", st.URL)
 	if st.OIDC != nil {
 		fmt.Printf("Sign in with the local OIDC provider (%s) as Alice or Bob: two windows (or a private one) can be two users.\n", st.OIDC.Issuer())

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
@@ -59,7 +62,18 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 	if s.Files, err = s3store.New(s3store.Options{Client: s.S3, Bucket: bucket}); err != nil {
 		return nil, err
 	}
-	h, err := ingest.New(ingest.Options{Movies: s.Movies, Files: s.Files, Log: opts.Log.With(slog.String("component", "ingest"))})
+	budget, err := ingest.BudgetFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	// Each range continues through the upload queue, as in AWS.
+	cont := func(ctx context.Context, movieID string) error {
+		body := ingest.ContinuationBody(movieID)
+		_, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &uploadsURL, MessageBody: &body})
+		return err
+	}
+	h, err := ingest.New(ingest.Options{Movies: s.Movies, Files: s.Files, Log: opts.Log.With(slog.String("component", "ingest")),
+		Budget: budget, Continue: cont})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
@@ -51,10 +52,14 @@ func devAuthEnv(k string) string {
 // wire builds the handlers the way the Lambda mains do.
 func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	frames := dynamo.NewFrameStore(s.DynamoDB, s.Tables.Frames)
+	images, err := media.NewProvider(media.ProviderOptions{Objects: s.Files})
+	if err != nil {
+		return parts{}, err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
 		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
-		Files: s.Files, Catalog: s.Movies, TraceFrames: frames, MaxUploadBytes: opts.MaxUploadBytes,
+		Files: s.Files, Images: images, Catalog: s.Movies, TraceFrames: frames, MaxUploadBytes: opts.MaxUploadBytes,
 	})
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)

@@ -268,17 +268,6 @@ func TestIngestMakesAnUploadReadyWithExactFrames(t *testing.T) {
 	}
 }
 
-func firstFrame(t *testing.T, path string) []byte {
-	var out []byte
-	if err := video.ReadFrames(t.Context(), path, video.ReadOptions{Start: 0, End: 1}, func(f video.Frame) error {
-		out = append([]byte(nil), f.Gray...)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestIngestFailuresAreSafeAndFinal(t *testing.T) {
 	e := newEnv(t)
 	_, data := movingSquare(t, 20, 10)

@@ -17,7 +17,8 @@ import (
 //	CreateMovie -> awaiting_upload -> CompleteIngest -> ready (-> tracing ...)
 //	                               -> FailIngest     -> ingest_failed
 //	                               -> ExpireUpload   -> ingest_failed
-//	DeleteMovie: any status, no live lease.
+//	DeleteMovie: any status, no live lease -> deleting -> PurgeMovie (the
+//	row goes once its files and frames are gone; deletion.go).
 const (
 	StatusAwaitingUpload Status = "awaiting_upload"
 	StatusIngestFailed   Status = "ingest_failed"
@@ -259,24 +260,11 @@ func UploadExpired(m Movie, now time.Time) bool {
 	return m.Status == StatusAwaitingUpload && m.Upload != nil && !now.Before(m.Upload.ExpiresAt)
 }
 
-// DeleteMovie is the guard of deleting a movie (a store deletes the row
-// under Condition(DeleteMovie)).
-//
-// Precondition: no live lease; a live analysis or tracing lease refuses
-// with its holder.
-type DeleteMovie struct{ Now time.Time }
-
-func (c DeleteMovie) Validate() error { return nil }
-
-func (c DeleteMovie) Precondition() []Clause {
-	return []Clause{{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
-}
-
 // Analysable holds when the movie has an ingested video (neither awaiting
 // its upload nor failed to ingest). Opening Analyze requires it.
 func Analysable() Clause {
 	return Clause{
-		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed)}},
+		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed), Cmp(FieldStatus, OpEq, StatusDeleting)}},
 		Else: func(m Movie) error {
 			return &Error{Code: CodeMovieNotReady, Message: NoVideoMessage(m)}
 		},
@@ -289,6 +277,8 @@ func NoVideoMessage(m Movie) string {
 	switch m.Status {
 	case StatusAwaitingUpload:
 		return "This movie's video has not been uploaded yet."
+	case StatusDeleting:
+		return "This movie is being deleted."
 	case StatusIngestFailed:
 		return "This movie's video could not be read, so there is nothing to show. Upload the file again as a new movie."
 	default:

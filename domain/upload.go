@@ -51,12 +51,20 @@ var VideoTypes = []string{
 	"video/mpeg", "video/ogg", "video/x-m4v", "video/3gpp", "video/mp2t",
 }
 
-// Video is what the ingest learned about the file (frame count and rate
-// are the movie's own FrameCount and FrameRate).
+// Video is what the ingest decided about the movie's frames, recorded when
+// it completes (frame count and rate are the movie's own FrameCount and
+// FrameRate): the rendition's frame size (upright, square pixels: what the
+// tracer and the viewer both see), its chunk size, and what the upload was
+// (codec, size, display rotation in degrees).
 type Video struct {
 	Width, Height   int
 	Codec           string
 	DurationSeconds float64
+	// ChunkFrames is the rendition's chunk size (package media); 0 for a
+	// movie ingested before renditions, which has none.
+	ChunkFrames               int
+	SourceWidth, SourceHeight int
+	Rotation                  int
 }
 
 // Upload is the file a movie was created for.
@@ -202,6 +210,8 @@ func (c CompleteIngest) Validate() error {
 		return Invalid("video", "width and height must be positive")
 	case !(c.Video.DurationSeconds >= 0):
 		return Invalid("video", "duration must not be negative")
+	case c.Video.ChunkFrames < 0 || c.Video.SourceWidth < 0 || c.Video.SourceHeight < 0 || c.Video.Rotation < 0 || c.Video.Rotation >= 360:
+		return Invalid("video", "chunk size, source size and rotation must be in range")
 	}
 	return validateText("video.codec", c.Video.Codec, 64)
 }

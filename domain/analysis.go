@@ -30,15 +30,15 @@ func (c OpenAnalysis) base() []Clause {
 // Precondition: base, and the stale lease replaced is not a tracing lease;
 // over one, the opener takes it over (Successor), recording its job as
 // failed on the row.
-func (c OpenAnalysis) Precondition() []Clause { return append(c.base(), noStaleTrace()) }
+func (c OpenAnalysis) Precondition() []Clause { return append(c.base(), noStaleTrace(c.Now)) }
 
 // Successor: over a stale tracing lease, the takeover that records its job
 // as failed and opens this analysis lease in the same write.
 func (c OpenAnalysis) Successor(m Movie) (Command, bool) { return staleTraceSuccessor(c, c.Now, m) }
 
-// Done: the live lease is this very analysis lease (its first attempt
+// AlreadyApplied: the live lease is this very analysis lease (its first attempt
 // committed and the answer was lost).
-func (c OpenAnalysis) Done() Cond {
+func (c OpenAnalysis) AlreadyApplied() Cond {
 	return And{LeaseIs(LeaseAnalysis, c.LeaseID, c.Now), Cmp(FieldLeaseUserID, OpEq, c.User.ID)}
 }
 
@@ -71,9 +71,9 @@ func (c Heartbeat) Precondition() []Clause {
 	return []Clause{{If: heldBy(c.LeaseID, c.UserID, c.Now), Else: lostAt(c.Now)}, unchanged(sameRenewal(c.Now, c.Duration))}
 }
 
-// Done: the live lease is the caller's and already renewed by this very
+// AlreadyApplied: the live lease is the caller's and already renewed by this very
 // heartbeat (same Now and duration: a retried request).
-func (c Heartbeat) Done() Cond {
+func (c Heartbeat) AlreadyApplied() Cond {
 	return And{heldBy(c.LeaseID, c.UserID, c.Now), sameRenewal(c.Now, c.Duration)}
 }
 
@@ -127,7 +127,7 @@ func editGuard(leaseID, userID string, now time.Time) Clause {
 
 // unchanged is the last clause of every edit: the edit changes something. An
 // edit that would not (the row already holds these settings) is refused by
-// it and recognised by its Done as a no-op success: nothing is written, so
+// it and recognised by its AlreadyApplied as a no-op success: nothing is written, so
 // the version and the clean range stay.
 func unchanged(same Cond) Clause {
 	return Clause{If: Not{same}, Else: func(Movie) error {
@@ -164,8 +164,8 @@ func (c EditMarkers) Precondition() []Clause {
 	return []Clause{editGuard(c.LeaseID, c.UserID, c.Now), unchanged(c.same())}
 }
 
-// Done: the caller holds the lease and the markers are already these.
-func (c EditMarkers) Done() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
+// AlreadyApplied: the caller holds the lease and the markers are already these.
+func (c EditMarkers) AlreadyApplied() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditMarkers) Update() []Assignment {
 	return changed(c.Now, Set(FieldMarkers, c.markers()), Set(FieldCleanBefore, 0))
@@ -201,8 +201,8 @@ func (c EditTrim) same() Cond {
 	return And{Cmp(FieldTrimStart, OpEq, c.Trim.Start), Cmp(FieldTrimEnd, OpEq, c.Trim.End)}
 }
 
-// Done: the caller holds the lease and the trim is already this one.
-func (c EditTrim) Done() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
+// AlreadyApplied: the caller holds the lease and the trim is already this one.
+func (c EditTrim) AlreadyApplied() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditTrim) Update() []Assignment {
 	return changed(c.Now, Set(FieldTrimStart, c.Trim.Start), Set(FieldTrimEnd, c.Trim.End), Set(FieldCleanBefore, 0))
@@ -230,8 +230,8 @@ func (c EditCaptureInterval) Precondition() []Clause {
 	return []Clause{editGuard(c.LeaseID, c.UserID, c.Now), unchanged(c.same())}
 }
 
-// Done: the caller holds the lease and the interval is already this one.
-func (c EditCaptureInterval) Done() Cond {
+// AlreadyApplied: the caller holds the lease and the interval is already this one.
+func (c EditCaptureInterval) AlreadyApplied() Cond {
 	return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()}
 }
 

@@ -23,22 +23,22 @@ type Command interface {
 
 // Replayable is a command that can recognise its own effect on a row.
 //
-// Invariant: Done holds on a stored row only if this very command (the same
+// Invariant: AlreadyApplied holds on a stored row only if this very command (the same
 // lease ID, job ID or claim token, or the same settings under the caller's
 // lease) already took effect there, and it never holds where the
-// precondition does. A command refused on a row where Done holds is
+// precondition does. A command refused on a row where AlreadyApplied holds is
 // therefore a success answered with that row: its first attempt committed
 // and only the answer was lost (the SDK retried it), or it asked for what the
 // row already is (a no-op edit). Either way nothing is written again.
 type Replayable interface {
-	Done() Cond
+	AlreadyApplied() Cond
 }
 
 // Replayed reports whether the stored movie shows that c already took
 // effect (see Replayable).
 func Replayed(c Guard, m *Movie) bool {
 	r, ok := c.(Replayable)
-	return ok && m != nil && Holds(r.Done(), m)
+	return ok && m != nil && Holds(r.AlreadyApplied(), m)
 }
 
 var exists = Clause{If: Exists(), Else: func(Movie) error { return notFound() }}

@@ -8,7 +8,7 @@
 // list of field assignments). The domain evaluates those values itself
 // (Decide, Apply, Execute); a storage adapter translates them, node by node,
 // into one conditional write, so every rule is written once, here. A command
-// may also state Done, the condition showing on a row that it already took
+// may also state AlreadyApplied, the condition showing on a row that it already took
 // effect; refused on such a row it is a success that writes nothing
 // (Replayed), which makes every write safe to retry after a lost answer.
 //

@@ -81,7 +81,7 @@ func tracing(tb testing.TB, job string, since time.Time) domain.Movie {
 // claimed is tracing(job, since) claimed by a worker at since.
 func claimed(tb testing.TB, job string, since time.Time) domain.Movie {
 	tb.Helper()
-	return exec(tb, tracing(tb, job, since), domain.ClaimJob{JobID: job, Now: since, Duration: d})
+	return exec(tb, tracing(tb, job, since), domain.ClaimSegment{JobID: job, Now: since, Duration: d})
 }
 
 // CloneMovie returns a deep copy of m, so a test can prove that a transition

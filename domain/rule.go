@@ -140,10 +140,21 @@ func Exists() Cond { return Present{FieldID} }
 // (A stale lease, now >= ExpiresAt, is absent to every rule.)
 func LeaseLive(now time.Time) Cond { return Cmp(FieldLeaseExpiresAt, OpGt, now) }
 
-// NoLiveLease holds when there is no lease or it is stale at now.
-func NoLiveLease(now time.Time) Cond {
-	return Or{Absent{FieldLease}, Cmp(FieldLeaseExpiresAt, OpLe, now)}
+// LeaseStale holds when the stored movie has a lease and it is stale at now
+// (now >= ExpiresAt, the negation of LeaseLive on a stored lease).
+func LeaseStale(now time.Time) Cond { return Cmp(FieldLeaseExpiresAt, OpLe, now) }
+
+// TraceStale holds when the stored lease is a tracing lease stale at now:
+// its job ended without a terminal write (its worker died, or it waited in
+// the queue longer than its lease). It is the one statement of "a stale
+// tracing lease": the sweeper's FinalizeStaleTrace and an acquirer's
+// TakeOverStaleTrace find one with it (StaleTraceAt) and commit under it.
+func TraceStale(now time.Time) Cond {
+	return And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), LeaseStale(now)}
 }
+
+// NoLiveLease holds when there is no lease or it is stale at now.
+func NoLiveLease(now time.Time) Cond { return Or{Absent{FieldLease}, LeaseStale(now)} }
 
 // LeaseIs holds when the stored lease is live at now, of kind k, with id.
 func LeaseIs(k LeaseKind, id string, now time.Time) Cond {

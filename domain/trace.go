@@ -47,7 +47,7 @@ func (c StartTrace) Validate() error {
 func (c StartTrace) Precondition() []Clause {
 	pre := c.base()
 	if c.LeaseID == "" {
-		pre = append(pre, noStaleTrace())
+		pre = append(pre, noStaleTrace(c.Now))
 	}
 	return pre
 }
@@ -77,9 +77,9 @@ func (c StartTrace) base() []Clause {
 	}
 }
 
-// Done: this very job started (its tracing lease is on the row, or it has
+// AlreadyApplied: this very job started (its tracing lease is on the row, or it has
 // already finished).
-func (c StartTrace) Done() Cond {
+func (c StartTrace) AlreadyApplied() Cond {
 	return Or{And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), Cmp(FieldLeaseID, OpEq, c.JobID)}, Cmp(FieldLastJobID, OpEq, c.JobID)}
 }
 
@@ -94,49 +94,7 @@ func (c StartTrace) Update() []Assignment {
 	)
 }
 
-// ClaimJob is a worker taking a queued job.
-//
-// Precondition: the live lease is the tracing lease with JobID and has not
-// been claimed. Exactly one claim per job succeeds; a redelivered message is
-// refused (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op. Token, one
-// random value per claim attempt (per delivery of the message), is stored
-// with the claim, so a retried request of the claiming attempt is
-// recognised (Done) while a redelivery, with its own token, is not.
-type ClaimJob struct {
-	JobID    string
-	Token    string // "" : the claim cannot be recognised when retried
-	Now      time.Time
-	Duration time.Duration
-}
-
-func (c ClaimJob) Validate() error {
-	var token error
-	if c.Token != "" {
-		token = validateLeaseID("claimToken", c.Token)
-	}
-	return firstError(validateLeaseID("jobId", c.JobID), token, validateDuration(c.Duration))
-}
-
-// Done: the live lease was claimed by this very attempt.
-func (c ClaimJob) Done() Cond {
-	if c.Token == "" {
-		return Or{}
-	}
-	return And{LeaseIs(LeaseTracing, c.JobID, c.Now), Claimed(true), Cmp(FieldLeaseClaimToken, OpEq, c.Token)}
-}
-
-func (c ClaimJob) Precondition() []Clause {
-	return []Clause{
-		{If: LeaseIs(LeaseTracing, c.JobID, c.Now), Else: lostAt(c.Now)},
-		{If: Claimed(false), Else: func(Movie) error {
-			return &Error{Code: CodeAlreadyClaimed, Message: "the job was already claimed"}
-		}},
-	}
-}
-
-func (c ClaimJob) Update() []Assignment { return claimed(c.Now, c.Duration, c.Token) }
-
-// claimed is the update of every claim (ClaimJob, ClaimSegment): the lease
+// claimed is the update of a claim (ClaimSegment): the lease
 // renewed for one duration, marked claimed, and stamped with the claiming
 // attempt's token (if any) so that a retry of that attempt is recognised.
 func claimed(now time.Time, d time.Duration, token string) []Assignment {
@@ -189,9 +147,9 @@ func (c BeginTrace) Precondition() []Clause {
 	return append(c.JobFence.Precondition(), unchanged(c.same()))
 }
 
-// Done: the fence holds and this very plan was already recorded (a retried
+// AlreadyApplied: the fence holds and this very plan was already recorded (a retried
 // request).
-func (c BeginTrace) Done() Cond { return And{Condition(c.JobFence), c.same()} }
+func (c BeginTrace) AlreadyApplied() Cond { return And{Condition(c.JobFence), c.same()} }
 
 func (c BeginTrace) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration),
@@ -222,9 +180,9 @@ func (c RenewJob) Precondition() []Clause {
 	return append(c.JobFence.Precondition(), unchanged(c.same()))
 }
 
-// Done: the fence holds and this very renewal was already made (a retried
+// AlreadyApplied: the fence holds and this very renewal was already made (a retried
 // request).
-func (c RenewJob) Done() Cond { return And{Condition(c.JobFence), c.same()} }
+func (c RenewJob) AlreadyApplied() Cond { return And{Condition(c.JobFence), c.same()} }
 
 func (c RenewJob) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldFramesWritten, c.FramesWritten))...)
@@ -278,8 +236,8 @@ func (c CompleteJob) Validate() error {
 
 func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
 
-// Done: the row records this job as traced.
-func (c CompleteJob) Done() Cond { return finished(c.Job.ID, StatusTraced) }
+// AlreadyApplied: the row records this job as traced.
+func (c CompleteJob) AlreadyApplied() Cond { return finished(c.Job.ID, StatusTraced) }
 
 func (c CompleteJob) Update() []Assignment {
 	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Copy(FieldCleanBefore, FieldTrimEnd))
@@ -306,11 +264,11 @@ func (c FailJob) Validate() error {
 
 func (c FailJob) Precondition() []Clause { return c.fence().Precondition() }
 
-// Done: the row records this job as failed with this very summary. A
+// AlreadyApplied: the row records this job as failed with this very summary. A
 // failure recorded by someone else (a takeover of the job's stale lease,
 // the sweeper) has its own summary, so the job's late FailJob is refused
 // (lease_lost) rather than answered with a write it did not make.
-func (c FailJob) Done() Cond {
+func (c FailJob) AlreadyApplied() Cond {
 	return And{finished(c.Job.ID, StatusFailed), Cmp(FieldLastJobSummary, OpEq, c.SafeSummary())}
 }
 
@@ -321,14 +279,14 @@ func (c FailJob) Update() []Assignment {
 // SafeSummary is the summary as stored: sanitized, whatever the worker sent.
 func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
 
-// Done (FinalizeStaleTrace, segment.go): the row already records this job as
+// AlreadyApplied (FinalizeStaleTrace, segment.go): the row already records this job as
 // failed (a retried finalize, or the worker's own FailJob).
-func (c FinalizeStaleTrace) Done() Cond { return finished(c.Job.ID, StatusFailed) }
+func (c FinalizeStaleTrace) AlreadyApplied() Cond { return finished(c.Job.ID, StatusFailed) }
 
-// Done (HandOffJob, segment.go): the row shows this very hand-off (the job's
+// AlreadyApplied (HandOffJob, segment.go): the row shows this very hand-off (the job's
 // lease unclaimed at the next segment, renewed at Now, the checkpoint
 // recorded): a retried request whose first answer was lost.
-func (c HandOffJob) Done() Cond {
+func (c HandOffJob) AlreadyApplied() Cond {
 	return And{namesJob(c.JobID), Claimed(false), SegmentIs(c.Segment + 1),
 		Cmp(FieldFramesWritten, OpEq, c.FramesWritten), sameRenewal(c.Now, c.Duration)}
 }

@@ -235,8 +235,9 @@ func (c FailIngest) Update() []Assignment {
 	return changed(c.Now, Set(FieldStatus, StatusIngestFailed), Set(FieldIngestFailure, SanitizeSummary(c.Summary)))
 }
 
-// ExpireUpload ends a movie whose upload never arrived (the sweeper calls
-// it for movies where UploadExpired holds).
+// ExpireUpload ends a movie whose upload never arrived. The sweeper's hook
+// commits it on every listed movie on which its precondition holds
+// (Decide): the precondition is the one statement of "an expired upload".
 //
 // Precondition: the movie awaits its upload and the upload's expiry has
 // passed at Now.
@@ -245,7 +246,7 @@ type ExpireUpload struct{ Now time.Time }
 func (c ExpireUpload) Validate() error { return nil }
 
 func (c ExpireUpload) Precondition() []Clause {
-	return []Clause{awaiting, {If: Cmp(FieldUploadExpiresAt, OpLe, c.Now), Else: func(Movie) error {
+	return []Clause{awaiting, {If: UploadOverdue(c.Now), Else: func(Movie) error {
 		return Invalid("expiresAt", "the upload has not expired yet")
 	}}}
 }
@@ -254,10 +255,9 @@ func (c ExpireUpload) Update() []Assignment {
 	return changed(c.Now, Set(FieldStatus, StatusIngestFailed), Set(FieldIngestFailure, ExpiredUploadSummary))
 }
 
-// UploadExpired tells the sweeper whether ExpireUpload applies to m at now.
-func UploadExpired(m Movie, now time.Time) bool {
-	return m.Status == StatusAwaitingUpload && m.Upload != nil && !now.Before(m.Upload.ExpiresAt)
-}
+// UploadOverdue holds when the stored upload's expiry has passed at now
+// (now >= Upload.ExpiresAt); absent before a movie is created for upload.
+func UploadOverdue(now time.Time) Cond { return Cmp(FieldUploadExpiresAt, OpLe, now) }
 
 // DeleteMovie is the guard of deleting a movie (a store deletes the row
 // under Condition(DeleteMovie)).

@@ -20,7 +20,7 @@ import (
 
 var commandKinds = []string{
 	"OpenAnalysis", "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval",
-	"StartTrace", "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
+	"StartTrace", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
 	"CompleteIngest", "FailIngest", "ExpireUpload",
 	"ClaimSegment", "HandOffJob", "FinalizeStaleTrace", "CancelTrace",
 }
@@ -70,7 +70,7 @@ func wantsOf(kind string) wanted {
 		return wanted{}
 	case "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval", "StartTrace":
 		return wanted{kind: domain.LeaseAnalysis}
-	case "ClaimJob", "ClaimSegment", "FinalizeStaleTrace", "CancelTrace":
+	case "ClaimSegment", "FinalizeStaleTrace", "CancelTrace":
 		return wanted{kind: domain.LeaseTracing}
 	}
 	return wanted{kind: domain.LeaseTracing, claimed: true}
@@ -169,7 +169,7 @@ func partsOf(kind string) []string {
 		return append(lease, "range")
 	case "StartTrace":
 		return append(lease, "markers", "range")
-	case "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob":
+	case "BeginTrace", "RenewJob", "CompleteJob", "FailJob":
 		return append(lease, "claimed")
 	case "ClaimSegment", "HandOffJob":
 		return append(lease, "claimed", "range")
@@ -313,8 +313,6 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 			lease = rapid.SampledFrom(append([]string{""}, idPool...)).Draw(t, "traceLeaseID")
 		}
 		return domain.StartTrace{LeaseID: lease, JobID: rapid.SampledFrom(idPool).Draw(t, "newJob"), User: user, FromFrame: from, Now: now, Duration: d}
-	case "ClaimJob":
-		return domain.ClaimJob{JobID: capability, Token: rapid.SampledFrom(append([]string{""}, idPool...)).Draw(t, "claimToken"), Now: now, Duration: d}
 	case "BeginTrace":
 		return domain.BeginTrace{JobFence: fence, Duration: d, CleanBefore: frame, TotalFrames: 40}
 	case "RenewJob":

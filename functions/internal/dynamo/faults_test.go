@@ -101,7 +101,7 @@ func TestEveryWriteSurvivesALostResponse(t *testing.T) {
 			f.commitLosing(t, id, kind, domain.EditTrim{LeaseID: a, UserID: alice.ID, Now: at(2), Trim: domain.Trim{Start: 5, End: 200}})
 			f.commitLosing(t, id, kind, domain.EditCaptureInterval{LeaseID: a, UserID: alice.ID, Now: at(2), Interval: 2})
 			f.commitLosing(t, id, kind, domain.StartTrace{LeaseID: a, JobID: job, User: alice, FromFrame: 5, Now: at(3), Duration: lease})
-			claimed := f.commitLosing(t, id, kind, domain.ClaimJob{JobID: job, Token: newID(t), Now: at(4), Duration: lease})
+			claimed := f.commitLosing(t, id, kind, domain.ClaimSegment{JobID: job, Token: newID(t), Now: at(4), Duration: lease})
 			f.commitLosing(t, id, kind, domain.BeginTrace{JobFence: domain.JobFence{JobID: job, Now: at(4)}, Duration: lease, CleanBefore: 5, TotalFrames: 3})
 
 			// A fenced frame write whose answer is lost: the SDK retries the
@@ -156,8 +156,8 @@ func TestARedeliveredClaimStaysANoOp(t *testing.T) {
 	createMovie(t, f.clean, id)
 	job := newID(t)
 	apply(t, f.clean, id, domain.StartTrace{JobID: job, User: alice, FromFrame: 0, Now: t0, Duration: lease})
-	f.commitLosing(t, id, faults.Drop, domain.ClaimJob{JobID: job, Token: newID(t), Now: t0, Duration: lease})
-	refused(t, f.movies, id, domain.ClaimJob{JobID: job, Token: newID(t), Now: t0, Duration: lease}, domain.CodeAlreadyClaimed)
+	f.commitLosing(t, id, faults.Drop, domain.ClaimSegment{JobID: job, Token: newID(t), Now: t0, Duration: lease})
+	refused(t, f.movies, id, domain.ClaimSegment{JobID: job, Token: newID(t), Now: t0, Duration: lease}, domain.CodeAlreadyClaimed)
 }
 
 // TransactionConflictException (issue 12 item 2): the write collided with a

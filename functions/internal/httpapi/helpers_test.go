@@ -555,7 +555,7 @@ func (a *api) runJob(id string, frames []domain.Frame, finish bool) domain.Lease
 	}
 	job := *m.Lease
 	now := a.clock.Now()
-	claimed, err := a.fx.movies.Commit(ctx, id, domain.ClaimJob{JobID: job.ID, Now: now, Duration: leaseDuration})
+	claimed, err := a.fx.movies.Commit(ctx, id, domain.ClaimSegment{JobID: job.ID, Now: now, Duration: leaseDuration})
 	if err != nil {
 		a.t.Fatalf("claim: %v", err)
 	}

@@ -53,6 +53,11 @@ vet: ## go vet ./...
 withemulators:
 	@$(GO) build -o $(WITHEMULATORS) ./functions/local/withemulators
 
+# Not part of `make test`: each mutant recompiles and reruns a package's tests.
+.PHONY: mutate
+mutate: withemulators ## Hand-mutation test: each mutant of functions/tools/mutate/mutants.txt applied, its package's tests run, reverted; fails below 95% killed per package (MUTATE_FLAGS='-only domain-')
+	$(WITHEMULATORS) -- $(GO) run ./functions/tools/mutate $(MUTATE_FLAGS)
+
 ##@ Lint
 
 .PHONY: lint

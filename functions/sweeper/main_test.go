@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
@@ -24,7 +25,7 @@ import (
 // wires it for Lambda, against the emulators with a request counter on its
 // AWS clients: a stale trace is finalised, an expired upload expires and
 // its late file is deleted. testdata/aws-operations.txt must list exactly
-// the operations it sent (infra/stack's TestFunctionOperationsAreGranted
+// the operations it sent (infra/stack's TestFunctionCallsAreAllowed
 // checks them against the sweeper role's grants).
 func TestSweeperOperationsAreListed(t *testing.T) {
 	ddb, s3c := testenv.DynamoDB(t), testenv.S3(t)
@@ -64,7 +65,7 @@ func TestSweeperOperationsAreListed(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
 	cfg := config.Config{Tables: config.Tables{Movies: tables.Movies}, MoviesBucket: bucket,
 		DynamoDBEndpoint: os.Getenv("DYNAMODB_ENDPOINT"), S3Endpoint: os.Getenv("S3_ENDPOINT")}
-	counter := &awscount.Counter{}
+	counter := awscount.Named(map[string]string{envvar.MoviesTable: tables.Movies, envvar.MoviesBucket: bucket})
 	sw, err := build(ctx, cfg, slog.New(slog.DiscardHandler), func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestSweeperOperationsAreListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("operations sent: %v", counter.Snapshot())
+	t.Logf("calls sent: %v", counter.Calls())
 	if len(unlisted)+len(unseen) > 0 {
 		t.Errorf("sent but not listed in testdata/aws-operations.txt: %v; listed but not sent: %v", unlisted, unseen)
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -65,6 +66,7 @@ func (s *Stack) addMovieStorage() {
 		EnforceSSL:        jsii.Bool(true),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_PREFERRED,
 		RemovalPolicy:     s.removal,
+		AutoDeleteObjects: jsii.Bool(!s.cfg.Retain()),
 		LifecycleRules:    &[]*awss3.LifecycleRule{{Id: jsii.String("expire-access-logs"), Expiration: awscdk.Duration_Days(jsii.Number(90))}},
 	})
 	cdknag.NagSuppressions_AddResourceSuppressions(s.MovieAccessLogs, &[]*cdknag.NagPackSuppression{{
@@ -73,12 +75,15 @@ func (s *Stack) addMovieStorage() {
 	}}, jsii.Bool(false))
 
 	s.MoviesBucket = awss3.NewBucket(s.Stack, jsii.String("MoviesBucket"), &awss3.BucketProps{
-		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
-		Encryption:             awss3.BucketEncryption_S3_MANAGED,
-		EnforceSSL:             jsii.Bool(true),
-		Versioned:              jsii.Bool(false),
-		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
-		RemovalPolicy:          s.removal,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		Versioned:         jsii.Bool(false),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     s.removal,
+		// A destroy environment (dev) empties its buckets on cdk destroy,
+		// which otherwise fails on a non-empty bucket; retain keeps them.
+		AutoDeleteObjects:      jsii.Bool(!s.cfg.Retain()),
 		ServerAccessLogsBucket: s.MovieAccessLogs,
 		ServerAccessLogsPrefix: jsii.String("movies/"),
 		LifecycleRules: &[]*awss3.LifecycleRule{
@@ -149,6 +154,17 @@ func (s *Stack) addMovieStorage() {
 	allow(workerRole, "ReadMovies", []*string{uploads}, "s3:GetObject")
 	// Its checkpoints, so a trace split across invocations continues exactly.
 	allow(workerRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:GetObject", "s3:PutObject")
+	// A segment that starts where no checkpoint was saved (the first of a
+	// trace, a retrace after a new trim start) reads a missing key: S3
+	// answers 404 only to a caller allowed s3:ListBucket, 403 otherwise,
+	// which the tracer cannot tell from a real denial. Listing is limited to
+	// the checkpoints' prefix when a prefix is given; the 404 decision of a
+	// GetObject carries no s3:prefix, hence IfExists.
+	workerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("CheckpointsMissingIs404"), Actions: jsii.Strings("s3:ListBucket"),
+		Resources:  &[]*string{s.MoviesBucket.BucketArn()},
+		Conditions: &map[string]interface{}{"StringLikeIfExists": map[string]interface{}{"s3:prefix": []string{TrackerPrefix + "*"}}},
+	}))
 	// The sweeper expires uploads that never arrived and deletes a late file
 	// (wiring.Sweeper gives the expiry only the upload object to delete;
 	// functions/sweeper's TestSweeperOperationsAreListed).

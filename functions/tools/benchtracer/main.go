@@ -308,7 +308,7 @@ func reacquisition(r result, truth [][]groundtruth.Truth) string {
 // scriptPath finds opencv_track.py next to this source file (the command
 // runs from the repository root under make).
 func scriptPath() (string, error) {
-	p := filepath.Join("functions", "internal", "tracker", "cmd", "benchtracer", "opencv_track.py")
+	p := filepath.Join("functions", "tools", "benchtracer", "opencv_track.py")
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("run from the repository root (make bench-tracer): %w", err)
 	}

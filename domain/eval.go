@@ -118,6 +118,11 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 		return *m.Video, true
 	case FieldIngestFailure:
 		return m.IngestFailure, true
+	case FieldCalibration:
+		if m.Calibration == nil {
+			return nil, false
+		}
+		return *m.Calibration, true
 	case FieldUploadExpiresAt:
 		if m.Upload == nil {
 			return nil, false
@@ -187,6 +192,9 @@ func compare(l any, op Op, r any) bool {
 	case []Marker:
 		r, ok := r.([]Marker)
 		return ok && op == OpEq && slices.Equal(l, r)
+	case Calibration:
+		r, ok := r.(Calibration)
+		return ok && op == OpEq && l == r
 	case int64:
 		r, ok := scalar(r).(int64)
 		if !ok {
@@ -252,10 +260,14 @@ func (m *Movie) copied(a Assignment) any {
 func (m *Movie) assign(a Assignment) {
 	switch a.Op {
 	case AssignRemove:
-		if a.Field != FieldLease {
+		switch a.Field {
+		case FieldLease:
+			m.Lease = nil
+		case FieldCalibration:
+			m.Calibration = nil
+		default:
 			panic(fmt.Sprintf("domain: cannot remove %q", a.Field))
 		}
-		m.Lease = nil
 		return
 	case AssignAdd:
 		if a.Field != FieldVersion {
@@ -276,6 +288,9 @@ func (m *Movie) assign(a Assignment) {
 		m.Video = &v
 	case FieldIngestFailure:
 		m.IngestFailure = a.Value.(string)
+	case FieldCalibration:
+		c := a.Value.(Calibration)
+		m.Calibration = &c
 	case FieldMarkers:
 		m.Settings.Markers = slices.Clone(a.Value.([]Marker))
 		if m.Settings.Markers == nil {

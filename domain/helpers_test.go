@@ -98,6 +98,10 @@ func CloneMovie(m domain.Movie) domain.Movie {
 	if m.Settings.Markers != nil {
 		m.Settings.Markers = slices.Clone(m.Settings.Markers)
 	}
+	if m.Calibration != nil {
+		c := *m.Calibration
+		m.Calibration = &c
+	}
 	return m
 }
 

@@ -67,7 +67,7 @@ var Fields = []Field{
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
-	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary,
+	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a
@@ -78,7 +78,8 @@ type Operand interface{ operand() }
 type SizeOf struct{ Field Field }
 
 // Value is a constant: an int, int64, string, bool, time.Time, Status,
-// LeaseKind, or a []Marker (compared for equality only).
+// LeaseKind, a []Marker or a Calibration (these two compared for equality
+// only).
 type Value struct{ V any }
 
 func (Field) operand()  {}
@@ -178,7 +179,7 @@ type AssignOp string
 const (
 	// AssignSet stores Value in the field.
 	AssignSet AssignOp = "set"
-	// AssignRemove deletes the field (only FieldLease).
+	// AssignRemove deletes the field (only FieldLease and FieldCalibration).
 	AssignRemove AssignOp = "remove"
 	// AssignAdd adds the integer Value to a numeric field.
 	AssignAdd AssignOp = "add"
@@ -197,7 +198,7 @@ type Assignment struct {
 	Op    AssignOp
 	Field Field
 	// Value is the new value for AssignSet (a field's own type: int, bool,
-	// string, time.Time, Status, []Marker, Lease, JobRecord) and the int
+	// string, time.Time, Status, []Marker, Lease, JobRecord, Calibration) and the int
 	// increment for AssignAdd, the source Field for AssignCopy.
 	Value any
 }

@@ -71,25 +71,26 @@ type MarkerItem struct {
 
 // MovieItem is the stored movie row.
 type MovieItem struct {
-	MovieID         string       `dynamodbav:"movieId"`
-	Title           string       `dynamodbav:"title"`
-	FrameCount      int          `dynamodbav:"frameCount"`
-	FrameRate       float64      `dynamodbav:"frameRate"`
-	Status          string       `dynamodbav:"status"`
-	Markers         []MarkerItem `dynamodbav:"markers"`
-	TrimStart       int          `dynamodbav:"trimStart"`
-	TrimEnd         int          `dynamodbav:"trimEnd"`
-	CaptureInterval int          `dynamodbav:"captureInterval"`
-	Lease           *LeaseItem   `dynamodbav:"lease,omitempty"`
-	FramesWritten   int          `dynamodbav:"framesWritten"`
-	TotalFrames     int          `dynamodbav:"totalFrames"`
-	CleanBefore     int          `dynamodbav:"cleanBefore"`
-	LastJob         *JobItem     `dynamodbav:"lastJob,omitempty"`
-	Version         int64        `dynamodbav:"version"`
-	UpdatedAt       int64        `dynamodbav:"updatedAt"`
-	Video           *VideoItem   `dynamodbav:"video,omitempty"`
-	Upload          *UploadItem  `dynamodbav:"upload,omitempty"`
-	IngestFailure   string       `dynamodbav:"ingestFailure,omitempty"`
+	MovieID         string           `dynamodbav:"movieId"`
+	Title           string           `dynamodbav:"title"`
+	FrameCount      int              `dynamodbav:"frameCount"`
+	FrameRate       float64          `dynamodbav:"frameRate"`
+	Status          string           `dynamodbav:"status"`
+	Markers         []MarkerItem     `dynamodbav:"markers"`
+	TrimStart       int              `dynamodbav:"trimStart"`
+	TrimEnd         int              `dynamodbav:"trimEnd"`
+	CaptureInterval int              `dynamodbav:"captureInterval"`
+	Lease           *LeaseItem       `dynamodbav:"lease,omitempty"`
+	FramesWritten   int              `dynamodbav:"framesWritten"`
+	TotalFrames     int              `dynamodbav:"totalFrames"`
+	CleanBefore     int              `dynamodbav:"cleanBefore"`
+	LastJob         *JobItem         `dynamodbav:"lastJob,omitempty"`
+	Version         int64            `dynamodbav:"version"`
+	UpdatedAt       int64            `dynamodbav:"updatedAt"`
+	Video           *VideoItem       `dynamodbav:"video,omitempty"`
+	Upload          *UploadItem      `dynamodbav:"upload,omitempty"`
+	IngestFailure   string           `dynamodbav:"ingestFailure,omitempty"`
+	Calibration     *CalibrationItem `dynamodbav:"calibration,omitempty"`
 }
 
 // Millis is the stored form of a time: Unix milliseconds.
@@ -169,6 +170,10 @@ func NewMovieItem(m domain.Movie) MovieItem {
 		it.Upload = &UploadItem{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: Millis(u.ExpiresAt)}
 	}
 	it.IngestFailure = m.IngestFailure
+	if m.Calibration != nil {
+		c := NewCalibrationItem(*m.Calibration)
+		it.Calibration = &c
+	}
 	return it
 }
 
@@ -202,6 +207,10 @@ func (it MovieItem) Movie() domain.Movie {
 		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt)}
 	}
 	m.IngestFailure = it.IngestFailure
+	if it.Calibration != nil {
+		c := it.Calibration.Calibration()
+		m.Calibration = &c
+	}
 	return m
 }
 

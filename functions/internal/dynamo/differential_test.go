@@ -182,7 +182,7 @@ func cmdOf(kind string) domain.Command {
 	for _, c := range []domain.Command{domain.OpenAnalysis{}, domain.Heartbeat{}, domain.Release{}, domain.EditMarkers{},
 		domain.EditTrim{}, domain.EditCaptureInterval{}, domain.StartTrace{}, domain.ClaimSegment{}, domain.BeginTrace{},
 		domain.RenewJob{}, domain.CompleteJob{}, domain.FailJob{}, domain.CompleteIngest{}, domain.FailIngest{}, domain.ExpireUpload{},
-		domain.ClaimSegment{}, domain.HandOffJob{}, domain.FinalizeStaleTrace{}} {
+		domain.ClaimSegment{}, domain.HandOffJob{}, domain.FinalizeStaleTrace{}, domain.EditCalibration{}, domain.ClearCalibration{}} {
 		if fmt.Sprintf("%T", c) == "domain."+kind {
 			return c
 		}

@@ -33,6 +33,7 @@ func TestPresenceIsTheDomains(t *testing.T) {
 	l.Segment, l.ClaimToken, l.Claimed = 2, strings.Repeat("c", 32), true
 	j.FailureSummary = "it failed"
 	full.Lease, full.LastJob, full.IngestFailure = &l, &j, "not a video"
+	full.Calibration = &domain.Calibration{Line: domain.Line{X2: 0.5}, Length: 1, Unit: domain.UnitMetre}
 
 	seen := map[domain.Field]map[bool]bool{}
 	for _, m := range []domain.Movie{bare, zero, full} {
@@ -61,7 +62,7 @@ func TestPresenceIsTheDomains(t *testing.T) {
 // alwaysPresent: the fields every movie has.
 func alwaysPresent(f domain.Field) bool {
 	return !strings.HasPrefix(string(f), "Lease") && !strings.HasPrefix(string(f), "LastJob") &&
-		!domain.OmittedWhenZero(f) && f != domain.FieldVideo && f != domain.FieldUploadExpiresAt
+		!domain.OmittedWhenZero(f) && f != domain.FieldVideo && f != domain.FieldUploadExpiresAt && f != domain.FieldCalibration
 }
 
 // hasPath reports whether the dotted attribute path exists in item.

@@ -152,9 +152,12 @@ func (h *Handler) routes() {
 	h.handle("PUT /movies/{id}/markers", identityRequired, h.editMarkers)
 	h.handle("PUT /movies/{id}/trim", identityRequired, h.editTrim)
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)
+	h.handle("PUT /movies/{id}/calibration", identityRequired, h.editCalibration)
+	h.handle("DELETE /movies/{id}/calibration", identityRequired, h.clearCalibration)
 	h.handle("POST /movies/{id}/traces", identityRequired, h.startTrace)
 	h.handle("POST /movies/{id}/traces/cancel", identityRequired, h.cancelTrace)
 	h.handle("GET /movies/{id}/frames", identityRequired, h.frames)
+	h.handle("GET /movies/{id}/results", identityRequired, h.results)
 	h.handle("GET /movies/{id}/history", identityRequired, h.history)
 	h.handle("GET /openapi.json", identityNone, h.openAPI)
 

@@ -15,11 +15,10 @@ import (
 
 // The stores are what the API handler needs.
 var (
-	_ httpapi.MovieStore         = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader        = (*dynamo.FrameStore)(nil)
-	_ httpapi.MovieFiles         = (*s3store.Store)(nil)
-	_ httpapi.MovieCatalog       = (*dynamo.MovieStore)(nil)
-	_ httpapi.TraceFramesDeleter = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieStore   = (*dynamo.MovieStore)(nil)
+	_ httpapi.FrameReader  = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieFiles   = (*s3store.Store)(nil)
+	_ httpapi.MovieCatalog = (*dynamo.MovieStore)(nil)
 )
 
 // API builds the browser API on cfg's three tables and the movies bucket
@@ -43,7 +42,6 @@ func API(cfg config.Config, clients awsclients.Clients, files *s3store.Store, au
 		Logger:         log,
 		Files:          files,
 		Catalog:        movies,
-		TraceFrames:    frames,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 		Metrics:        metrics,

@@ -74,7 +74,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if err != nil {
 		return parts{}, err
 	}
-	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"), s.Files)
+	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"), s.Files, opts.PurgeGrace)
 	if err != nil {
 		return parts{}, err
 	}

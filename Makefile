@@ -68,7 +68,7 @@ mutate: withemulators ## Hand-mutation test: each mutant of functions/tools/muta
 ##@ Lint
 
 .PHONY: lint
-lint: fmt-check vet staticcheck tidy-check domain-imports product-imports ## All static checks
+lint: fmt-check vet staticcheck tidy-check domain-imports product-imports js-imports ## All static checks
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt'ed
@@ -90,6 +90,11 @@ product-imports: ## Fail if a product package (all but functions/testkit, functi
 	bad=$$($(GO) list -f '{{.ImportPath}} {{join .Deps " "}}' $(PRODUCT_IMPORTS_PKGS) \
 		| awk -v kit="$$kit" -v tool="$$tool" '$$1 !~ kit && $$1 !~ tool { for (i = 2; i <= NF; i++) if ($$i ~ kit) print $$1 " -> " $$i }'); \
 	if [ -n "$$bad" ]; then echo "product code must not import functions/testkit, functions/tools or functions/local:"; echo "$$bad"; exit 1; fi
+
+.PHONY: js-imports
+js-imports: ## Fail on an import cycle among the page's modules, a missing module, or an action importing a view or app.js
+	$(GO) run ./functions/tools/jsimports -forbid actions/:views/ -forbid actions/:app.js -forbid views/:app.js \
+		-forbid state.js:actions/ -forbid state.js:views/ web
 
 .PHONY: domain-imports
 domain-imports: ## Fail if domain/ imports anything outside the standard library
@@ -160,8 +165,10 @@ layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into b
 # auth.js, into build/web (the stack's BucketDeployment uploads it).
 .PHONY: web-dist
 web-dist: ## Copy the page and its sign-in bundle into build/web for the stack
-	rm -rf build/web && mkdir -p build/web
+	rm -rf build/web && mkdir -p build/web/actions build/web/views
 	cp web/index.html web/*.js web/style.css build/web/
+	cp web/actions/*.js build/web/actions/
+	cp web/views/*.js build/web/views/
 	cp web/webauth/auth.bundle.js build/web/auth.js
 
 # ALARM_EMAIL subscribes to the alarm topic (required outside dev unless

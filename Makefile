@@ -112,6 +112,16 @@ emulators: withemulators ## Run DynamoDB Local + SQS emulator in the foreground,
 run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, local OIDC provider, stream processor, worker
 	$(GO) run ./functions/local/run
 
+# The deployment-shaped local stack: the page with the response headers of
+# the synthesized template's CloudFront policy (TEMPLATE: the dev stack's
+# edge kept by infra/stack's tests, or cdk.out/TracingLocks-dev.template.json
+# after make synth), the API through its path patterns, the OIDC provider's
+# issuer and sign-in pages on two other origins, as Cognito's are.
+TEMPLATE ?= infra/stack/testdata/dev-edge.template.json
+.PHONY: run-deployed
+run-deployed: ## make run in the deployed shape: the template's headers and path routing, the sign-in on other origins (TEMPLATE=...)
+	$(GO) run ./functions/local/run -deployed-shape $(TEMPLATE)
+
 .PHONY: web
 web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbuild's Go API) into web/webauth/auth.bundle.js
 	$(GO) run ./web/webauth/cmd/bundle

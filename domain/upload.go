@@ -18,7 +18,8 @@ import (
 //	CreateMovie -> awaiting_upload -> CompleteIngest -> ready (-> tracing ...)
 //	                               -> FailIngest     -> ingest_failed
 //	                               -> ExpireUpload   -> ingest_failed
-//	DeleteMovie: any status, no live lease.
+//	DeleteMovie: any status, no live lease -> deleting -> PurgeMovie (the
+//	row goes once its files and frames are gone; deletion.go).
 const (
 	StatusAwaitingUpload Status = "awaiting_upload"
 	StatusIngestFailed   Status = "ingest_failed"
@@ -113,6 +114,19 @@ func (c CreateMovie) Validate() error {
 		return Invalid("expiresAt", "the upload must expire after now")
 	}
 	return nil
+}
+
+// Replays reports whether the stored movie m is this very creation, stored
+// already: a retry whose first answer was lost (the store's own, or the
+// client's with the same idempotency key, which names the same movie ID).
+// It is the put's AlreadyApplied: the same ID, title and announced file,
+// still awaiting its upload. It is plain Go rather than a Cond because a
+// create is a conditional put, not an UpdateItem: the store compares the row
+// its refusal returned (ALL_OLD). A movie whose upload already arrived is no
+// replay: its file cannot be uploaded again (a 409).
+func (c CreateMovie) Replays(m Movie) bool {
+	return m.ID == c.ID && m.Title == c.Title && m.Status == StatusAwaitingUpload && m.Upload != nil &&
+		m.Upload.FileName == c.Upload.FileName && m.Upload.ContentType == c.Upload.ContentType && m.Upload.SizeBytes == c.Upload.SizeBytes
 }
 
 // Movie is the new row: awaiting its upload, nothing to trace yet.
@@ -271,24 +285,11 @@ func (c ExpireUpload) Update() []Assignment {
 // (now >= Upload.ExpiresAt); absent before a movie is created for upload.
 func UploadOverdue(now time.Time) Cond { return Cmp(FieldUploadExpiresAt, OpLe, now) }
 
-// DeleteMovie is the guard of deleting a movie (a store deletes the row
-// under Condition(DeleteMovie)).
-//
-// Precondition: no live lease; a live analysis or tracing lease refuses
-// with its holder.
-type DeleteMovie struct{ Now time.Time }
-
-func (c DeleteMovie) Validate() error { return nil }
-
-func (c DeleteMovie) Precondition() []Clause {
-	return []Clause{{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
-}
-
 // Analysable holds when the movie has an ingested video (neither awaiting
 // its upload nor failed to ingest). Opening Analyze requires it.
 func Analysable() Clause {
 	return Clause{
-		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed)}},
+		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed), Cmp(FieldStatus, OpEq, StatusDeleting)}},
 		Else: func(m Movie) error {
 			return &Error{Code: CodeMovieNotReady, Message: NoVideoMessage(m)}
 		},
@@ -301,6 +302,8 @@ func NoVideoMessage(m Movie) string {
 	switch m.Status {
 	case StatusAwaitingUpload:
 		return "This movie's video has not been uploaded yet."
+	case StatusDeleting:
+		return "This movie is being deleted."
 	case StatusIngestFailed:
 		return "This movie's video could not be read, so there is nothing to show. Upload the file again as a new movie."
 	default:

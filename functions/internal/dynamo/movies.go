@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -35,10 +36,12 @@ type MovieStore struct {
 // Option configures a MovieStore.
 type Option func(*MovieStore)
 
-// WithConflictRetry sets how a write refused with
-// TransactionConflictException (it collided with a transaction on the same
-// row, e.g. a worker's fenced frame write, and wrote nothing) is retried.
-// The default is retry.Default: 5 tries with jittered, capped backoff.
+// WithConflictRetry sets how the store retries a write that failed for a
+// passing reason: refused with TransactionConflictException (it collided
+// with a transaction on the same row, e.g. a worker's fenced frame write,
+// and wrote nothing), or whose answer was lost (see lostanswer.go; the
+// retry's refusal is then recognised as the success it was). The default is
+// retry.Default: 5 tries with jittered, capped backoff.
 func WithConflictRetry(p retry.Policy) Option { return func(s *MovieStore) { s.retry = p } }
 
 // NewMovieStore returns a store on the named table.
@@ -105,7 +108,11 @@ func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed
 	return movies, malformed, nil
 }
 
-// Create stores a new movie; it refuses to overwrite an existing one.
+// Create stores a new movie; it refuses to overwrite an existing one
+// (CodeExists). A put whose answer was lost is sent again by the store
+// (lostanswer.go); when the row that refuses it is this very creation
+// (created, a movie awaiting its upload: domain.CreateMovie.Replays;
+// otherwise the same row but for its timestamp) it is the success it was.
 func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 	item, err := schema.MarshalMovie(m)
 	if err != nil {
@@ -115,12 +122,20 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	in := &dynamodb.PutItemInput{
 		TableName: &s.table, Item: item,
 		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	err = s.retry.Do(ctx, retryableWrite, func() error {
+		_, err := s.client.PutItem(ctx, in, sdkOnce)
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if old, err := schema.UnmarshalMovie(ccf.Item); err == nil && sameCreation(old, m) {
+			return nil
+		}
 		return &domain.Error{Code: domain.CodeExists, Field: "id", Message: "a movie with this ID exists"}
 	}
 	if err != nil {
@@ -141,7 +156,8 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 // names a successor (domain.Next: an opener over a stale tracing lease), the
 // successor is committed instead. A write that
 // collided with a transaction (TransactionConflictException) wrote nothing
-// and is retried (WithConflictRetry).
+// and is retried, and so is a write whose answer was lost: by the store, not
+// by the SDK (lostanswer.go, WithConflictRetry).
 func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
 	if err := cmd.Validate(); err != nil {
 		return domain.Movie{}, err
@@ -216,9 +232,9 @@ func (s *MovieStore) commitOnce(ctx context.Context, movieID string, cmd domain.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	var out *dynamodb.UpdateItemOutput
-	err = s.retry.Do(ctx, IsTransactionConflict, func() error {
+	err = s.retry.Do(ctx, retryableWrite, func() error {
 		var err error
-		out, err = s.client.UpdateItem(ctx, in)
+		out, err = s.client.UpdateItem(ctx, in, sdkOnce)
 		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -314,4 +330,14 @@ func FenceRefusal(err error, f domain.JobFence) error {
 		return err
 	}
 	return refusal(r.Item, f)
+}
+
+// sameCreation reports whether the stored row old is the creation of m
+// (see Create).
+func sameCreation(old, m domain.Movie) bool {
+	if m.Upload != nil {
+		return domain.CreateMovie{ID: m.ID, Title: m.Title, Upload: *m.Upload}.Replays(old)
+	}
+	old.UpdatedAt = m.UpdatedAt
+	return old.Version == 1 && reflect.DeepEqual(schema.NewMovieItem(old), schema.NewMovieItem(m))
 }

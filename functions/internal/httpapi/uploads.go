@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -17,8 +20,6 @@ type MovieFiles interface {
 	// (exactly size bytes of contentType, valid for expires): its URL and
 	// the headers the client must send.
 	PresignUploadURL(ctx context.Context, movieID, contentType string, size int64, expires time.Duration) (url string, headers map[string]string, err error)
-	// DeleteFiles deletes the uploaded file and every frame image.
-	DeleteFiles(ctx context.Context, movieID string) error
 }
 
 // FrameImages is the frame provider as the API uses it (media.Provider):
@@ -29,17 +30,10 @@ type FrameImages interface {
 	ChunkURL(ctx context.Context, m domain.Movie, k int, expires time.Duration) (string, error)
 }
 
-// MovieCatalog creates and deletes movie rows (dynamo.MovieStore
-// implements it): a conditional put of a new movie, a conditional delete
-// under a guard.
+// MovieCatalog creates movie rows (dynamo.MovieStore implements it): a
+// conditional put of a new movie.
 type MovieCatalog interface {
 	Create(ctx context.Context, m domain.Movie) error
-	Delete(ctx context.Context, movieID string, g domain.Guard) (domain.Movie, error)
-}
-
-// TraceFramesDeleter deletes a movie's traced frames (dynamo.FrameStore).
-type TraceFramesDeleter interface {
-	DeleteAll(ctx context.Context, movieID string) (int, error)
 }
 
 // unconfigured stands in for missing movie files or catalog.
@@ -56,11 +50,7 @@ func (unconfigured) Image(context.Context, domain.Movie, int) ([]byte, error) {
 func (unconfigured) ChunkURL(context.Context, domain.Movie, int, time.Duration) (string, error) {
 	return "", errUnconfigured
 }
-func (unconfigured) DeleteFiles(context.Context, string) error  { return errUnconfigured }
 func (unconfigured) Create(context.Context, domain.Movie) error { return errUnconfigured }
-func (unconfigured) Delete(context.Context, string, domain.Guard) (domain.Movie, error) {
-	return domain.Movie{}, errUnconfigured
-}
 
 // Defaults of the upload settings.
 const (
@@ -101,8 +91,12 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	if err != nil {
 		return err
 	}
+	id, keyed, err := createdID(r, c.user.ID, h.cfg.NewID)
+	if err != nil {
+		return err
+	}
 	cmd := domain.CreateMovie{
-		ID: newMovieID(h.cfg.NewID()), Title: req.Title, MaxBytes: h.cfg.MaxUploadBytes, Now: c.now,
+		ID: id, Title: req.Title, MaxBytes: h.cfg.MaxUploadBytes, Now: c.now,
 		Upload: domain.Upload{FileName: req.FileName, ContentType: req.ContentType, SizeBytes: req.SizeBytes,
 			ExpiresAt: c.now.Add(h.cfg.UploadExpiry)},
 	}
@@ -115,31 +109,36 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	}
 	m := cmd.Movie()
 	if err := h.cfg.Catalog.Create(r.Context(), m); err != nil {
+		if keyed && domain.ErrorCode(err) == domain.CodeExists {
+			return &domain.Error{Code: domain.CodeExists, Field: HeaderIdempotencyKey,
+				Message: "this Idempotency-Key was already used for another movie; send a new key for a new movie"}
+		}
 		return err
+	}
+	if keyed {
+		// A retry with the same key is answered with the movie as first
+		// stored (its upload expiry); a fresh PUT URL is signed each time.
+		if stored, err := h.cfg.Movies.Get(r.Context(), m.ID); err == nil && cmd.Replays(stored) {
+			m = stored
+		}
 	}
 	stateOf(r).movieID = m.ID
 	w.Header().Set("Location", "/movies/"+m.ID)
 	return writeJSON(w, http.StatusCreated, MovieCreated{
 		Movie:  detail(m, c.now, c.user),
-		Upload: UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(cmd.Upload.ExpiresAt)},
+		Upload: UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(m.Upload.ExpiresAt)},
 	})
 }
 
-// DELETE /movies/{id}: the row (one conditional delete: no live lease, else
-// 409 with the holder), then the file, the frame images and the traced
-// frames. A failure after the row is gone is a 500; what is left is
-// unreachable (and an upload still tagged pending expires by itself).
+// DELETE /movies/{id}: domain.DeleteMovie, one conditional write (no live
+// lease, else 409 with the holder) that marks the movie deleting; from then
+// on the API shows it as gone (404) and the sweeper removes its files, its
+// traced frames and at last its row (purge.Finisher), however long that
+// takes. A repeated DELETE of a deleting movie (a retry whose answer was
+// lost) is the same 204; once the row is gone it is a 404.
 func (h *Handler) deleteMovie(w http.ResponseWriter, r *http.Request, c call) error {
-	if _, err := h.cfg.Catalog.Delete(r.Context(), c.movieID, domain.DeleteMovie{Now: c.now}); err != nil {
+	if _, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.DeleteMovie{Now: c.now}); err != nil {
 		return err
-	}
-	if err := h.cfg.Files.DeleteFiles(r.Context(), c.movieID); err != nil {
-		return err
-	}
-	if h.cfg.TraceFrames != nil {
-		if _, err := h.cfg.TraceFrames.DeleteAll(r.Context(), c.movieID); err != nil {
-			return err
-		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -207,6 +206,40 @@ func (h *Handler) readyMovie(r *http.Request, c call) (domain.Movie, error) {
 		return domain.Movie{}, &domain.Error{Code: domain.CodeNotFound, Message: domain.NoVideoMessage(m)}
 	}
 	return m, nil
+}
+
+// HeaderIdempotencyKey makes POST /movies idempotent: the movie's ID is
+// derived from the caller and the key, so a retry with the same key (after
+// a lost answer) names the same movie and is answered 201 with it, while
+// another request with the same key is a 409.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// createdID is the new movie's ID: derived from the caller and the
+// Idempotency-Key when one is sent (keyed), else fresh.
+func createdID(r *http.Request, userID string, newID func() string) (id string, keyed bool, err error) {
+	vs := r.Header.Values(HeaderIdempotencyKey)
+	switch {
+	case len(vs) == 0:
+		return newMovieID(newID()), false, nil
+	case len(vs) > 1:
+		return "", false, &malformed{field: HeaderIdempotencyKey, reason: "must be sent once"}
+	case !validIdempotencyKey(vs[0]):
+		return "", false, domain.Invalid(HeaderIdempotencyKey, "must be 8-128 of A-Z a-z 0-9 - _ . :")
+	}
+	sum := sha256.Sum256([]byte(userID + "\x00" + vs[0]))
+	return newMovieID(hex.EncodeToString(sum[:])), true, nil
+}
+
+func validIdempotencyKey(k string) bool {
+	if len(k) < 8 || len(k) > 128 {
+		return false
+	}
+	for _, c := range k {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_.:", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // newMovieID is "mv-" and up to 20 characters of a fresh random ID.

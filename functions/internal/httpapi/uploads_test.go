@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/media"
+	"github.com/movietrace/tracinglocks/functions/internal/purge"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
@@ -139,6 +141,19 @@ func TestCreateUploadViewDelete(t *testing.T) {
 			alice.release(id)
 			bob.do("DELETE", "/movies/"+id, nil).want(http.StatusNoContent)
 			bob.get(id).problem(http.StatusNotFound, domain.CodeNotFound)
+			// Deleting is idempotent: a retry whose answer was lost is the
+			// same 204 (issue 20 item 2).
+			bob.do("DELETE", "/movies/"+id, nil).want(http.StatusNoContent)
+			// The sweeper's clean-up (purge) removes the files, the frames
+			// and then the row; DELETE then answers 404.
+			stored, err := a.fx.movies.Get(context.Background(), id)
+			if err != nil || stored.Status != domain.StatusDeleting {
+				t.Fatalf("after DELETE: %v, %s", err, stored.Status)
+			}
+			fin := purge.Finisher{Files: a.fx.files, Frames: a.fx.frames, Rows: a.fx.movies, Grace: time.Nanosecond}
+			if gone, err := fin.Finish(context.Background(), stored, stored.UpdatedAt.Add(time.Second)); err != nil || !gone {
+				t.Fatalf("purge: %v, %v", gone, err)
+			}
 			bob.do("DELETE", "/movies/"+id, nil).problem(http.StatusNotFound, domain.CodeNotFound)
 			for _, key := range []string{s3store.UploadKey(id), media.ChunkKey(id, 0)} {
 				if _, err := a.fx.files.Head(context.Background(), key); err != s3store.ErrNotFound {
@@ -244,4 +259,41 @@ func TestDuplicateCreateIs409(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 20 item 2: POST /movies with an Idempotency-Key is idempotent. A
+// retry with the same key (its first answer lost) is answered 201 with the
+// same movie, as first stored, and a fresh upload URL; the same key for
+// another file is a 409 naming the header; another user's same key is her
+// own movie; a malformed key is refused.
+func TestCreateMovieWithAnIdempotencyKey(t *testing.T) {
+	a := newAPI(t, transports[0])
+	carol, dave := a.browser("u-carol", "Carol"), a.browser("u-dave", "Dave")
+	body := createBody("Keyed", "k.mp4", "video/mp4", 1000)
+	key, ct := header(httpapi.HeaderIdempotencyKey, "create-0123456789"), header("Content-Type", "application/json")
+	before := countMovies(t, a)
+	var first httpapi.MovieCreated
+	carol.doRaw("POST", "/movies", body, key, ct).want(http.StatusCreated).decode(&first)
+	a.clock.Advance(time.Second)
+	var again httpapi.MovieCreated
+	carol.doRaw("POST", "/movies", body, key, ct).want(http.StatusCreated).decode(&again)
+	if again.Movie.ID != first.Movie.ID || again.Upload.ExpiresAt != first.Upload.ExpiresAt || again.Upload.URL == "" {
+		t.Fatalf("retry: %+v\nfirst: %+v", again, first)
+	}
+	if n := countMovies(t, a); n != before+1 {
+		t.Fatalf("%d movies created by one key, want 1", n-before)
+	}
+	p := carol.doRaw("POST", "/movies", createBody("Keyed", "other.mp4", "video/mp4", 1000), key, ct).problem(http.StatusConflict, domain.CodeExists)
+	if p.Field != httpapi.HeaderIdempotencyKey {
+		t.Fatalf("reused key: field %q", p.Field)
+	}
+	var theirs httpapi.MovieCreated
+	dave.doRaw("POST", "/movies", body, key, ct).want(http.StatusCreated).decode(&theirs)
+	if theirs.Movie.ID == first.Movie.ID {
+		t.Fatal("two users' keys named the same movie")
+	}
+	for _, bad := range []string{"short", "has space in it", strings.Repeat("k", 129), "ümlaut-key-1234"} {
+		carol.doRaw("POST", "/movies", body, header(httpapi.HeaderIdempotencyKey, bad), ct).problem(http.StatusUnprocessableEntity, domain.CodeInvalid)
+	}
+	carol.doRaw("POST", "/movies", body, key, header(httpapi.HeaderIdempotencyKey, "another-key-123"), ct).problem(http.StatusBadRequest, httpapi.CodeMalformed)
 }

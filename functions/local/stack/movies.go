@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 // The movies bucket of the local stack: what the CDK stack's movies.go
@@ -62,18 +64,14 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 	if s.Files, err = s3store.New(s3store.Options{Client: s.S3, Bucket: bucket}); err != nil {
 		return nil, err
 	}
-	budget, err := ingest.BudgetFromEnv(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	// Each range continues through the upload queue, as in AWS.
+	// Each range of an ingest continues through the upload queue.
 	cont := func(ctx context.Context, movieID string) error {
 		body := ingest.ContinuationBody(movieID)
 		_, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &uploadsURL, MessageBody: &body})
 		return err
 	}
-	h, err := ingest.New(ingest.Options{Movies: s.Movies, Files: s.Files, Log: opts.Log.With(slog.String("component", "ingest")),
-		Budget: budget, Continue: cont})
+	h, err := wiring.Ingest(config.Config{Tables: config.Tables(s.Tables)}, awsclients.Clients{DynamoDB: s.DynamoDB, S3: s.S3}, s.Files,
+		opts.Log.With(slog.String("component", "ingest")), cont)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

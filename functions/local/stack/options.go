@@ -12,6 +12,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
+	"github.com/movietrace/tracinglocks/infra/edge"
 )
 
 // Options configure a stack. Only the two endpoints are required.
@@ -78,6 +79,11 @@ type Options struct {
 	// SweepEvery is how often the sweeper finalises stale tracing leases
 	// nobody took over (default 30 s; every 5 minutes in AWS).
 	SweepEvery time.Duration
+	// PurgeGrace is how long a deleted movie's row stays (deleting) while
+	// the sweeper removes its files, so that a writer that raced the delete
+	// is cleaned up too (default 1 minute; purge.DefaultGrace in AWS, longer
+	// than a Lambda can run; locally every writer is in this process).
+	PurgeGrace time.Duration
 	// ReadHeaderTimeout and IdleTimeout of the HTTP server (defaults
 	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
 	ReadHeaderTimeout time.Duration
@@ -97,6 +103,12 @@ type Options struct {
 	// SignInUsers are the local provider's users (default
 	// oidcprovider.TestUsers: Alice and Bob); tests add their own.
 	SignInUsers []oidcprovider.User
+	// Edge, when set, starts the stack in the deployed shape (deployed.go):
+	// the page served with the response headers of the synthesized
+	// template's CloudFront policy, the API reached through its path
+	// patterns only, and the OIDC provider on two other origins (the
+	// issuer's and the sign-in pages'), as Cognito is. It implies SignIn.
+	Edge *edge.Edge
 }
 
 func (o *Options) defaults() error {
@@ -134,6 +146,9 @@ func (o *Options) defaults() error {
 	}
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 30 * time.Second
+	}
+	if o.PurgeGrace <= 0 {
+		o.PurgeGrace = time.Minute
 	}
 	if o.WorkerInvocation <= 0 {
 		o.WorkerInvocation = DefaultWorkerInvocation

@@ -43,7 +43,7 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 		// The invocation itself ended: nothing can be written any more.
 		r.log.ErrorContext(ctx, "invocation ended during the job; its lease will go stale",
 			slog.Int("framesWritten", r.written), slog.String("error", err.Error()))
-		return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
+		return Outcome{Result: ResultStranded, FramesWritten: r.written, Err: err}
 	}
 
 	summary := r.summary(jobCtx, err)
@@ -114,7 +114,7 @@ func (r *run) unpublished(ctx context.Context, err error) Outcome {
 	}
 	r.log.ErrorContext(ctx, "terminal write failed; the job's lease will go stale",
 		slog.String("error", err.Error()), slog.Int("framesWritten", r.written))
-	return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
+	return Outcome{Result: ResultStranded, FramesWritten: r.written, Err: err}
 }
 
 // progressed reports whether this segment made progress a continuation
@@ -202,7 +202,7 @@ func (r *run) notContinued(ctx context.Context, next events.TraceJob, sendErr er
 	default:
 		r.log.ErrorContext(ctx, "the job could not be failed; it will be finalised when its lease goes stale",
 			slog.Int("segment", next.Segment), slog.String("error", err.Error()))
-		return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: errors.Join(sendErr, err)}
+		return Outcome{Result: ResultStranded, FramesWritten: r.written, Err: errors.Join(sendErr, err)}
 	}
 	summary := ContinuationFailedSummary(r.written, r.plan.Frames)
 	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {

@@ -54,7 +54,7 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 	if movie.Lease == nil || movie.Lease.ID != job.JobID || !movie.Lease.Claimed {
 		// Cannot happen: the claim's condition and ALL_NEW say otherwise.
 		log.ErrorContext(ctx, "claimed row does not carry the job's claimed lease")
-		return Outcome{Result: ResultAbandoned, Err: errors.New("claimed row without the claimed lease")}
+		return Outcome{Result: ResultStranded, Err: errors.New("claimed row without the claimed lease")}
 	}
 	r.movie, r.lease, r.expires = movie, *movie.Lease, movie.Lease.ExpiresAt
 	if job.FromFrame != r.lease.FromFrame {

@@ -61,6 +61,7 @@ func TestCalibratedSpeedOnThePlot(t *testing.T) {
 	b.do("start the trace", chromedp.Click(chromedp.ID("start-trace")))
 	b.waitJS("the plots are drawn", `document.querySelector('#movie-status').dataset.status === 'traced' && document.querySelectorAll('#plots svg').length === 3`)
 	b.shot("01-plots")
+	b.waitJS("the history lists the calibration", `[...document.querySelectorAll('#history [data-type="calibrated"]')].some((e) => e.textContent.includes('= 10 mm'))`)
 
 	// The exported CSV: find a frame whose neighbours are both known.
 	body := apiText(t, st, "/movies/"+id+"/results?format=csv")

@@ -46,6 +46,10 @@ type VideoItem struct {
 	Height          int     `dynamodbav:"height"`
 	Codec           string  `dynamodbav:"codec"`
 	DurationSeconds float64 `dynamodbav:"durationSeconds"`
+	ChunkFrames     int     `dynamodbav:"chunkFrames,omitempty"`
+	SourceWidth     int     `dynamodbav:"sourceWidth,omitempty"`
+	SourceHeight    int     `dynamodbav:"sourceHeight,omitempty"`
+	Rotation        int     `dynamodbav:"rotation,omitempty"`
 }
 
 // UploadItem is the file a movie was created for; ExpiresAt in Unix ms.
@@ -58,7 +62,8 @@ type UploadItem struct {
 
 // NewVideoItem converts the domain's video to its stored form.
 func NewVideoItem(v domain.Video) VideoItem {
-	return VideoItem{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+	return VideoItem{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds,
+		ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
 }
 
 // MarkerItem is one stored marker.
@@ -201,7 +206,8 @@ func (it MovieItem) Movie() domain.Movie {
 		m.LastJob = &j
 	}
 	if v := it.Video; v != nil {
-		m.Video = &domain.Video{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+		m.Video = &domain.Video{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds,
+			ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
 	}
 	if u := it.Upload; u != nil {
 		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt)}

@@ -100,7 +100,8 @@ func TestAPIOperationsAreListed(t *testing.T) {
 	if err := dynamo.NewMovieStore(ddb, tables.Movies).Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	// Its traced frames and objects, which DELETE /movies/{id} removes.
+	// Its traced frames and objects (DELETE /movies/{id} marks it deleting;
+	// the sweeper removes them).
 	for i := range 3 {
 		item, err := schema.MarshalFrame("ops-movie", domain.Frame{Index: i, JobID: token.New(), Points: []domain.Point{{MarkerID: "m1", X: 0.5, Y: 0.5}}})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -19,6 +20,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
 	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
+	"github.com/movietrace/tracinglocks/schema"
 )
 
 // TestSweeperOperationsAreListed runs one sweep of the sweeper as build()
@@ -60,12 +62,37 @@ func TestSweeperOperationsAreListed(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A movie deleted long enough ago: its objects (under any prefix),
+	// frames and row go.
+	gone, err := domain.NewMovie("sweep-deleted", "Deleted", 300, 25, now.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Commit(ctx, gone.ID, domain.DeleteMovie{Now: now.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{s3store.UploadKey(gone.ID), s3store.FrameKey(gone.ID, 3), "renditions/" + gone.ID + "/720p.mp4"} {
+		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frame, err := schema.MarshalFrame(gone.ID, domain.Frame{Index: 3, JobID: token.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: &tables.Frames, Item: frame}); err != nil {
+		t.Fatal(err)
+	}
+
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	cfg := config.Config{Tables: config.Tables{Movies: tables.Movies}, MoviesBucket: bucket,
+	cfg := config.Config{Tables: config.Tables{Movies: tables.Movies, Frames: tables.Frames}, MoviesBucket: bucket,
 		DynamoDBEndpoint: os.Getenv("DYNAMODB_ENDPOINT"), S3Endpoint: os.Getenv("S3_ENDPOINT")}
-	counter := awscount.Named(map[string]string{envvar.MoviesTable: tables.Movies, envvar.MoviesBucket: bucket})
+	counter := awscount.Named(map[string]string{envvar.MoviesTable: tables.Movies, envvar.FramesTable: tables.Frames, envvar.MoviesBucket: bucket})
 	sw, err := build(ctx, cfg, slog.New(slog.DiscardHandler), func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +105,13 @@ func TestSweeperOperationsAreListed(t *testing.T) {
 		if m, err := store.Get(ctx, id); err != nil || m.Status != want {
 			t.Fatalf("%s after the sweep: %+v, %v; want %s", id, m.Status, err, want)
 		}
+	}
+
+	if _, err := store.Get(ctx, gone.ID); domain.ErrorCode(err) != domain.CodeNotFound {
+		t.Fatalf("the deleted movie's row after the sweep: %v", err)
+	}
+	if out, err := s3c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket}); err != nil || len(out.Contents) != 0 {
+		t.Fatalf("objects left after the sweep: %v", err)
 	}
 
 	unlisted, unseen, err := counter.CompareWithList("testdata/aws-operations.txt")

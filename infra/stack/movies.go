@@ -140,12 +140,12 @@ func (s *Stack) addMovieStorage() {
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
 
-	// The API presigns uploads (PutObject with the pending tag), redirects
-	// to frame images, and deletes a movie's objects.
+	// The API presigns uploads (PutObject with the pending tag) and
+	// redirects to frame images (ListBucket: a missing one is a 404, not a
+	// 403). It deletes nothing: the sweeper finishes deletions (purge).
 	apiRole := s.Roles[API]
-	allow(apiRole, "PresignUploads", []*string{uploads}, "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject")
-	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject", "s3:DeleteObject")
-	allow(apiRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:DeleteObject")
+	allow(apiRole, "PresignUploads", []*string{uploads}, "s3:PutObject", "s3:PutObjectTagging")
+	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject")
 	allow(apiRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	s.Functions[API].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
 
@@ -169,6 +169,11 @@ func (s *Stack) addMovieStorage() {
 	// (wiring.Sweeper gives the expiry only the upload object to delete;
 	// functions/sweeper's TestSweeperOperationsAreListed).
 	allow(s.Roles[Sweeper], "ExpireUploads", []*string{uploads}, "s3:DeleteObject")
+	// It also finishes deletions (purge.Finisher): every object under a
+	// deleting movie's prefixes, whatever the prefix, so it lists the bucket
+	// and deletes under any prefix.
+	allow(s.Roles[Sweeper], "PurgeMovieObjects", []*string{s.MoviesBucket.ArnForObjects(jsii.String("*"))}, "s3:DeleteObject")
+	allow(s.Roles[Sweeper], "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	s.Functions[Sweeper].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
 	worker := s.Functions[Worker]
 	worker.AddLayers(s.FFmpegLayer)
@@ -194,8 +199,8 @@ func (s *Stack) addMovieStorage() {
 	}}, jsii.Bool(true))
 	cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[Sweeper], &[]*cdknag.NagPackSuppression{{
 		Id:        jsii.String("AwsSolutions-IAM5"),
-		Reason:    jsii.String("The sweeper deletes only late files of expired uploads under uploads/*; a prefix needs a wildcard."),
-		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*")},
+		Reason:    jsii.String("The sweeper deletes late files of expired uploads under uploads/* and every object of a deleted movie under any prefix (a movie's objects are found by listing); prefixes need a wildcard."),
+		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + "*")},
 	}}, jsii.Bool(true))
 	// The bucket notification is set by CDK's own custom resource (a
 	// singleton Lambda with a managed basic-execution policy and

@@ -387,7 +387,7 @@ var wantEnv = map[string][]string{
 	StreamProcessor: {envvar.AuditTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.PoisonQueueURL, envvar.TraceQueueURL},
 	Worker:          {envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.TraceQueueURL},
 	Ingest:          {envvar.FFmpeg, envvar.FFprobe, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
-	Sweeper:         {envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
+	Sweeper:         {envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
 }
 
 func TestFunctions(t *testing.T) {
@@ -559,12 +559,11 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	want := map[string][]string{
 		API: concat(logs(API),
-			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem"),
-			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:BatchWriteItem"),
+			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:PutItem"),
+			grantSet("frames.Arn", "dynamodb:Query"),
 			grantSet("audit.Arn/index/history", "dynamodb:Query"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject", "s3:DeleteObject"),
-			grantSet("moviesBucket.Arn/tracker/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:PutObject", "s3:PutObjectTagging"),
+			grantSet("moviesBucket.Arn/frames/*", "s3:GetObject"),
 			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 		Ingest: concat(logs(Ingest),
 			grantSet("movies.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
@@ -589,8 +588,11 @@ func TestLeastPrivilege(t *testing.T) {
 			grantSet("moviesBucket.Arn/tracker/*", "s3:GetObject", "s3:PutObject"),
 			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 		Sweeper: concat(logs(Sweeper),
-			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem"),
-			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject")),
+			grantSet("movies.Arn", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+			grantSet("frames.Arn", "dynamodb:Query", "dynamodb:BatchWriteItem"),
+			grantSet("moviesBucket.Arn/uploads/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn/*", "s3:DeleteObject"),
+			grantSet("moviesBucket.Arn", "s3:ListBucket")),
 	}
 	// Active X-Ray tracing: CDK grants these on * (no resource-level
 	// permissions exist for them).

@@ -31,6 +31,8 @@ type faulty struct {
 	movies *dynamo.MovieStore
 	frames *dynamo.FrameStore
 	ft     *faults.Transport
+	// client is the faulty client itself.
+	client *dynamodb.Client
 	// cleanFrames reads the frames table without faults.
 	cleanFrames *dynamo.FrameStore
 }
@@ -46,7 +48,7 @@ func newFaulty(t *testing.T, opts ...dynamo.Option) faulty {
 			so.Backoff = awsretry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
 		})
 	})
-	return faulty{clean: clean, movies: dynamo.NewMovieStore(fc, tables.Movies, opts...), frames: dynamo.NewFrameStore(fc, tables.Frames), ft: ft,
+	return faulty{clean: clean, movies: dynamo.NewMovieStore(fc, tables.Movies, opts...), frames: dynamo.NewFrameStore(fc, tables.Frames), ft: ft, client: fc,
 		cleanFrames: dynamo.NewFrameStore(client, tables.Frames)}
 }
 

@@ -47,11 +47,11 @@ type Config struct {
 	NewID func() string
 
 	// The movie files (uploads.go). Without Files and Catalog, POST
-	// /movies, DELETE /movies/{id} and the frame images answer 500 (and log
-	// why); TraceFrames is optional (then DELETE leaves traced frames).
-	Files       MovieFiles
-	Catalog     MovieCatalog
-	TraceFrames TraceFramesDeleter
+	// /movies and the frame images answer 500 (and log why). DELETE
+	// /movies/{id} only marks the movie deleting; the sweeper removes its
+	// files and frames (purge).
+	Files   MovieFiles
+	Catalog MovieCatalog
 	// MaxUploadBytes is the largest file POST /movies accepts
 	// (MOVIE_MAX_BYTES; default DefaultMaxUploadBytes); UploadExpiry how
 	// long its presigned PUT is valid, and after which a movie whose upload

@@ -52,7 +52,10 @@ func TestCalibrationChangesAreHistory(t *testing.T) {
 	base := domain.Movie{ID: "m1", Status: domain.StatusReady, Version: 7, UpdatedAt: t0,
 		Lease: &domain.Lease{Kind: domain.LeaseAnalysis, ID: "0123456789abcdef0123456789abcdef", UserID: "u1", UserName: "Ada", ExpiresAt: t0.Add(time.Minute)}}
 	c := domain.Calibration{Line: domain.Line{X1: 0.1, Y1: 0.5, X2: 0.9, Y2: 0.5}, Length: 10, Unit: domain.UnitMillimetre, OriginX: 0.1, OriginY: 0.9, YUp: true}
-	with := func(m domain.Movie, c *domain.Calibration, v int64) *domain.Movie { m.Calibration, m.Version = c, v; return &m }
+	with := func(m domain.Movie, c *domain.Calibration, v int64) *domain.Movie {
+		m.Calibration, m.Version = c, v
+		return &m
+	}
 	c2 := c
 	c2.Length = 12
 

@@ -6,6 +6,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +76,36 @@ func TestCalibratedSpeedOnThePlot(t *testing.T) {
 	}
 	if !strings.Contains(body, "# unit: mm\n") {
 		t.Fatalf("the CSV is not in mm: %.600s", body)
+	}
+	// The wide CSV of the traced sample (one marker: one row per frame)
+	// holds the long one's values, read with encoding/csv and with Python's
+	// csv module.
+	wideBody := apiText(t, st, "/movies/"+id+"/results?format=csv&layout=wide")
+	wr := csv.NewReader(strings.NewReader(wideBody))
+	wr.Comment = '#'
+	wide, err := wr.ReadAll()
+	if err != nil || len(wide) != len(rows) || wide[0][2] != "m1.x" {
+		t.Fatalf("wide CSV: %v, %d rows (long %d), header %v", err, len(wide), len(rows), wide[0])
+	}
+	for i := 1; i < len(rows); i++ {
+		if want := append(append([]string{}, rows[i][:2]...), rows[i][4:]...); strings.Join(wide[i], ",") != strings.Join(want, ",") {
+			t.Fatalf("wide row %d %v, long %v", i, wide[i], rows[i])
+		}
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		dir := t.TempDir()
+		lp, wp := filepath.Join(dir, "long.csv"), filepath.Join(dir, "wide.csv")
+		if err := os.WriteFile(lp, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(wp, []byte(wideBody), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		script := "import csv,sys\nr=lambda p:list(csv.reader(l for l in open(p,newline='') if not l.startswith('#')))\n" +
+			"l,w=r(sys.argv[1]),r(sys.argv[2])\nassert len(l)==len(w)\nassert all(a[:2]+a[4:]==b for a,b in zip(l[1:],w[1:]))\nprint(len(w)-1)"
+		if out, err := exec.Command(py, "-c", script, lp, wp).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(len(rows)-1) {
+			t.Fatalf("python3 csv: %v: %s", err, out)
+		}
 	}
 	col := map[string]int{}
 	for i, c := range rows[0] {

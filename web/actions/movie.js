@@ -35,7 +35,13 @@ export async function openAnalyze(id, gen) {
     return;
   }
   if (gen !== state.generation) return;
-  if (notReady(state.movie)) { waitForVideo(id, gen); return; }
+  if (notReady(state.movie)) { focusEl('#not-ready-title'); waitForVideo(gen); return; }
+  await edit(gen);
+}
+
+// edit starts work on a movie that can be analysed: focus on its title,
+// the lease, its history, the poll.
+async function edit(gen) {
   focusEl('#movie-title');
   await startEditing(gen, { quiet: true });
   loadHistory(gen);
@@ -43,14 +49,22 @@ export async function openAnalyze(id, gen) {
 }
 
 // waitForVideo: a movie whose file has not arrived cannot be analysed yet
-// (the not-ready view says why); while its file may still arrive, look again
-// now and then. (A movie made without a file, as the samples without ffmpeg
+// (the not-ready view says why); while its file may still arrive, look
+// again now and then, without leaving the view, and open the editor when
+// it is ready. (A movie made without a file, as the samples without ffmpeg
 // and the tests' seeded ones, is analysed on drawn stand-in frames.)
-function waitForVideo(id, gen) {
-  focusEl('#not-ready-title');
-  if (state.movie.status === STATUS.AWAITING_UPLOAD) {
-    pollTimer = setTimeout(() => { if (gen === state.generation) openAnalyze(id, gen); }, POLL_IDLE_MS * 2);
-  }
+function waitForVideo(gen) {
+  if (state.movie.status !== STATUS.AWAITING_UPLOAD) return;
+  pollTimer = setTimeout(async () => {
+    if (gen !== state.generation) return;
+    try {
+      await loadMovie(gen, { atStart: true });
+    } catch (err) {
+      if (gen === state.generation) say(errorText(err), 'error');
+    }
+    if (gen !== state.generation) return;
+    if (notReady(state.movie)) waitForVideo(gen); else edit(gen);
+  }, POLL_IDLE_MS * 2);
 }
 
 export function resetAnalyze() {

@@ -15,6 +15,9 @@ type Point struct {
 	X, Y       float64
 	Confidence float64 // ZNCC of the match, clamped to [0, 1]
 	Lost       bool
+	// Uncertain: a position is reported, but a check doubts it (see
+	// Doubt): never a confident position.
+	Uncertain bool
 }
 
 // Tracker follows markers from a key frame through the next frames given

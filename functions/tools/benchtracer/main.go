@@ -40,6 +40,9 @@ func main() {
 	points := flag.Int("points", 16, "points per real clip")
 	gt := flag.Bool("gt", true, "run the ground-truth clips")
 	only2 := flag.String("anchors", "template,lk,csrt,kcf", "the OpenCV anchors to run (template, lk, csrt, kcf)")
+	flag.Float64Var(&tracker.DefaultParams.KeyConfidence, "key-confidence", tracker.DefaultParams.KeyConfidence, "this tracker's KeyConfidence (for tuning)")
+	flag.Float64Var(&tracker.DefaultParams.FBError, "fb-error", tracker.DefaultParams.FBError, "this tracker's FBError (for tuning)")
+	flag.Float64Var(&tracker.DefaultParams.ReacquireConfidence, "reacquire", tracker.DefaultParams.ReacquireConfidence, "this tracker's ReacquireConfidence (for tuning)")
 	flag.Parse()
 	anchors = slices.DeleteFunc(anchors, func(a anchor) bool { return !slices.Contains(strings.Split(*only2, ","), a.method) })
 	if *only != "" {

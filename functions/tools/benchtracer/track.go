@@ -78,7 +78,7 @@ func trackOurs(frames [][]byte, w, h int, p tracker.Params, starts [][2]float64,
 			if !pt.Lost {
 				row[k] = &[2]float64{pt.X, pt.Y}
 			}
-			conf[k], unc[k] = pt.Confidence, pt.Uncertain
+			conf[k], unc[k] = pt.Confidence, pt.Uncertain()
 		}
 		r.points, r.conf, r.uncertain = append(r.points, row), append(r.conf, conf), append(r.uncertain, unc)
 		if f+1 == len(frames) {

@@ -65,8 +65,8 @@ type marker struct {
 	// (2(r+fbReach)+1)^2 whole pixels from (prevX, prevY), its top-left.
 	prev         []byte
 	prevX, prevY int
-	key     []float32
-	cur     []float32
+	key          []float32
+	cur          []float32
 }
 
 type scratch struct {

@@ -37,7 +37,7 @@ mutant "edge re-search" tracker.go 'if best.edge && best.score >= p.MinConfidenc
 mutant "lost velocity in saved state" state.go 'w([7]float64{m.x, m.y, m.vx, m.vy, m.conf, m.kx, m.ky})' 'w([7]float64{m.x, m.y, 0, 0, m.conf, m.kx, m.ky})'
 mutant "frames lost in saved state" state.go 'w([2]int32{int32(m.lostFor), int32(m.r)})' 'w([2]int32{0, int32(m.r)})'
 mutant "forward-backward check off" tracker.go 'if m.lostFor == 0 && !m.backCheck(sc, p) {' 'if false {'
-mutant "key-frame likeness off" tracker.go 'if key := zncc(m.key, sc.patch); key < p.KeyConfidence {' 'if key := zncc(m.key, sc.patch); key < 0 {'
+mutant "key-frame likeness off" tracker.go 'if key < p.KeyConfidence {' 'if key < 0 {'
 mutant "merge check off" tracker.go '	t.merged(pts)' '	_ = t.merged'
 mutant "jump not flagged" tracker.go 'best, doubt = again, DoubtJump' 'best = again'
 echo "$killed of $total killed"

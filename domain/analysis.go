@@ -30,7 +30,7 @@ func (c OpenAnalysis) base() []Clause {
 // Precondition: base, and the stale lease replaced is not a tracing lease;
 // over one, the opener takes it over (Successor), recording its job as
 // failed on the row.
-func (c OpenAnalysis) Precondition() []Clause { return append(c.base(), noStaleTrace()) }
+func (c OpenAnalysis) Precondition() []Clause { return append(c.base(), noStaleTrace(c.Now)) }
 
 // Successor: over a stale tracing lease, the takeover that records its job
 // as failed and opens this analysis lease in the same write.

@@ -21,7 +21,7 @@ func TestCancelTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running, err = domain.Execute(&running, domain.ClaimJob{JobID: job, Now: now.Add(time.Second), Duration: time.Minute})
+	running, err = domain.Execute(&running, domain.ClaimSegment{JobID: job, Now: now.Add(time.Second), Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

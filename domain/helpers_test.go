@@ -81,7 +81,7 @@ func tracing(tb testing.TB, job string, since time.Time) domain.Movie {
 // claimed is tracing(job, since) claimed by a worker at since.
 func claimed(tb testing.TB, job string, since time.Time) domain.Movie {
 	tb.Helper()
-	return exec(tb, tracing(tb, job, since), domain.ClaimJob{JobID: job, Now: since, Duration: d})
+	return exec(tb, tracing(tb, job, since), domain.ClaimSegment{JobID: job, Now: since, Duration: d})
 }
 
 // CloneMovie returns a deep copy of m, so a test can prove that a transition
@@ -97,6 +97,10 @@ func CloneMovie(m domain.Movie) domain.Movie {
 	}
 	if m.Settings.Markers != nil {
 		m.Settings.Markers = slices.Clone(m.Settings.Markers)
+	}
+	if m.Calibration != nil {
+		c := *m.Calibration
+		m.Calibration = &c
 	}
 	return m
 }

@@ -206,7 +206,7 @@ func newWorld(t *rapid.T, stats *actionStats) *world {
 		},
 		"claim": func() {
 			job := w.jobID()
-			next, err := w.exec("claim", domain.ClaimJob{JobID: job, Now: w.now, Duration: GenLeaseDuration().Draw(t, "duration")})
+			next, err := w.exec("claim", domain.ClaimSegment{JobID: job, Now: w.now, Duration: GenLeaseDuration().Draw(t, "duration")})
 			if err == nil {
 				w.workerLease[job] = *next.Lease
 				p := domain.PlanTrace(next, *next.Lease)
@@ -374,8 +374,10 @@ func (w *world) expect(c domain.Command) domain.Code {
 		if len(w.settings.Markers) == 0 || c.FromFrame < w.settings.Trim.Start || c.FromFrame >= w.settings.Trim.End {
 			return domain.CodeInvalid
 		}
-	case domain.ClaimJob:
-		if !(live && l.Kind == domain.LeaseTracing && l.ID == c.JobID) {
+	case domain.ClaimSegment:
+		// The job's lease, live or stale (a job that waited in the queue
+		// longer than its lease is revived), never replaced or ended.
+		if !(l != nil && l.Kind == domain.LeaseTracing && l.ID == c.JobID) {
 			return domain.CodeLeaseLost
 		}
 		if l.Claimed {
@@ -431,7 +433,7 @@ func (w *world) model(c domain.Command) {
 		w.lease = &domain.Lease{Kind: domain.LeaseTracing, ID: c.JobID, UserID: c.User.ID, UserName: c.User.Name,
 			AcquiredAt: w.now, HeartbeatAt: w.now, ExpiresAt: w.now.Add(c.Duration), FromFrame: c.FromFrame}
 		w.lastTrace = "StartTrace"
-	case domain.ClaimJob:
+	case domain.ClaimSegment:
 		renew(c.Duration)
 		w.lease.Claimed = true
 	case domain.BeginTrace:
@@ -607,7 +609,7 @@ func (w *world) checkAccepted(action string, c domain.Command, before, after dom
 		if after.Status != domain.StatusTracing || after.Lease == nil || after.Lease.Kind != domain.LeaseTracing || after.Lease.ID != c.JobID {
 			t.Fatalf("start: %s", describe(after))
 		}
-	case domain.ClaimJob:
+	case domain.ClaimSegment:
 		w.claims[c.JobID]++
 		if w.claims[c.JobID] > 1 {
 			t.Fatalf("job %s claimed %d times", c.JobID, w.claims[c.JobID])
@@ -689,13 +691,16 @@ func (w *world) check() {
 		}
 	}
 	for job := range w.everJob {
-		if domain.Decide(domain.ClaimJob{JobID: job, Now: w.now, Duration: d}, &m) == nil ||
+		if domain.Decide(domain.ClaimSegment{JobID: job, Now: w.now, Duration: d}, &m) == nil ||
 			domain.Decide(domain.JobFence{JobID: job, Now: w.now}, &m) == nil {
 			honoured++
 		}
 	}
 	live := m.LiveLease(w.now)
-	if honoured > 1 || (honoured == 1) != (live != nil) {
+	// The one ID honoured is the live lease's, or the job's of a stale
+	// tracing lease nobody claimed (its claim revives it).
+	revivable := m.Lease != nil && m.Lease.Kind == domain.LeaseTracing && !m.Lease.Claimed
+	if honoured > 1 || (honoured == 1) != (live != nil || revivable) {
 		t.Fatalf("%d lease or job IDs are honoured with live lease %+v", honoured, live)
 	}
 

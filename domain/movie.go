@@ -46,6 +46,9 @@ type Movie struct {
 	Video         *Video
 	Upload        *Upload
 	IngestFailure string
+	// Calibration is the movie's scale and coordinate system (nil: results
+	// are in pixels, from the frame's top-left corner, y down).
+	Calibration *Calibration
 	// Version grows by one on every committed change: a fencing number and the
 	// order of the row's history.
 	Version   int64

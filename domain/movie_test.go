@@ -159,7 +159,7 @@ func TestLeaseIDValidation(t *testing.T) {
 		},
 		"EditCaptureInterval": func(id string) domain.Command { return domain.EditCaptureInterval{LeaseID: id, Now: t0, Interval: 1} },
 		"StartTrace.JobID":    func(id string) domain.Command { return domain.StartTrace{JobID: id, User: alice, Now: t0, Duration: d} },
-		"ClaimJob":            func(id string) domain.Command { return domain.ClaimJob{JobID: id, Now: t0, Duration: d} },
+		"ClaimJob":            func(id string) domain.Command { return domain.ClaimSegment{JobID: id, Now: t0, Duration: d} },
 		"JobFence":            func(id string) domain.Command { return fenceCommand{domain.JobFence{JobID: id, Now: t0}} },
 		"BeginTrace": func(id string) domain.Command {
 			return domain.BeginTrace{JobFence: domain.JobFence{JobID: id, Now: t0}, Duration: d}

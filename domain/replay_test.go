@@ -20,8 +20,8 @@ const (
 func TestReplaysAreSuccessesThatWriteNothing(t *testing.T) {
 	mine := with(analysing(t, leaseA, alice, t0), cleanBefore(500), trimmed(100, 900))
 	started := exec(t, mine, domain.StartTrace{LeaseID: leaseA, JobID: job1, User: alice, FromFrame: 100, Now: at(ms), Duration: d})
-	claim := func(token string) domain.ClaimJob {
-		return domain.ClaimJob{JobID: job1, Token: token, Now: at(2 * ms), Duration: d}
+	claim := func(token string) domain.ClaimSegment {
+		return domain.ClaimSegment{JobID: job1, Token: token, Now: at(2 * ms), Duration: d}
 	}
 	claimedBy1 := exec(t, started, claim(token1))
 	done := exec(t, claimedBy1, domain.CompleteJob{Job: *claimedBy1.Lease, Now: at(time.Second), FramesWritten: 3})

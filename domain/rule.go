@@ -67,7 +67,7 @@ var Fields = []Field{
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
-	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary,
+	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a
@@ -78,7 +78,8 @@ type Operand interface{ operand() }
 type SizeOf struct{ Field Field }
 
 // Value is a constant: an int, int64, string, bool, time.Time, Status,
-// LeaseKind, or a []Marker (compared for equality only).
+// LeaseKind, a []Marker or a Calibration (these two compared for equality
+// only).
 type Value struct{ V any }
 
 func (Field) operand()  {}
@@ -140,10 +141,21 @@ func Exists() Cond { return Present{FieldID} }
 // (A stale lease, now >= ExpiresAt, is absent to every rule.)
 func LeaseLive(now time.Time) Cond { return Cmp(FieldLeaseExpiresAt, OpGt, now) }
 
-// NoLiveLease holds when there is no lease or it is stale at now.
-func NoLiveLease(now time.Time) Cond {
-	return Or{Absent{FieldLease}, Cmp(FieldLeaseExpiresAt, OpLe, now)}
+// LeaseStale holds when the stored movie has a lease and it is stale at now
+// (now >= ExpiresAt, the negation of LeaseLive on a stored lease).
+func LeaseStale(now time.Time) Cond { return Cmp(FieldLeaseExpiresAt, OpLe, now) }
+
+// TraceStale holds when the stored lease is a tracing lease stale at now:
+// its job ended without a terminal write (its worker died, or it waited in
+// the queue longer than its lease). It is the one statement of "a stale
+// tracing lease": the sweeper's FinalizeStaleTrace and an acquirer's
+// TakeOverStaleTrace find one with it (StaleTraceAt) and commit under it.
+func TraceStale(now time.Time) Cond {
+	return And{Cmp(FieldLeaseKind, OpEq, LeaseTracing), LeaseStale(now)}
 }
+
+// NoLiveLease holds when there is no lease or it is stale at now.
+func NoLiveLease(now time.Time) Cond { return Or{Absent{FieldLease}, LeaseStale(now)} }
 
 // LeaseIs holds when the stored lease is live at now, of kind k, with id.
 func LeaseIs(k LeaseKind, id string, now time.Time) Cond {
@@ -167,7 +179,7 @@ type AssignOp string
 const (
 	// AssignSet stores Value in the field.
 	AssignSet AssignOp = "set"
-	// AssignRemove deletes the field (only FieldLease).
+	// AssignRemove deletes the field (only FieldLease and FieldCalibration).
 	AssignRemove AssignOp = "remove"
 	// AssignAdd adds the integer Value to a numeric field.
 	AssignAdd AssignOp = "add"
@@ -186,7 +198,7 @@ type Assignment struct {
 	Op    AssignOp
 	Field Field
 	// Value is the new value for AssignSet (a field's own type: int, bool,
-	// string, time.Time, Status, []Marker, Lease, JobRecord) and the int
+	// string, time.Time, Status, []Marker, Lease, JobRecord, Calibration) and the int
 	// increment for AssignAdd, the source Field for AssignCopy.
 	Value any
 }

@@ -19,11 +19,11 @@ import (
 // stale before any worker claimed it (the queue was backed up).
 const QueuedTooLongSummary = "The trace waited in the queue longer than its lease and never started. Start it again."
 
-// SegmentIs holds when the stored lease's segment is n (an absent segment
-// is segment 0).
+// SegmentIs holds when the stored lease's segment is n. Segment 0 is an
+// absent segment (OmittedWhenZero), in the domain as in the store.
 func SegmentIs(n int) Cond {
 	if n == 0 {
-		return Or{Absent{FieldLeaseSegment}, Cmp(FieldLeaseSegment, OpEq, 0)}
+		return Absent{FieldLeaseSegment}
 	}
 	return Cmp(FieldLeaseSegment, OpEq, n)
 }
@@ -51,8 +51,10 @@ func segmentClaimed(n int) func(Movie) error {
 type ClaimSegment struct {
 	JobID   string
 	Segment int
-	// Token is the claim attempt's random token (ClaimJob.Token): a retried
-	// request of the claiming attempt is recognised by it (AlreadyApplied).
+	// Token is the claim attempt's random token, one per delivery of the
+	// message ("": the claim cannot be recognised when retried): a retried
+	// request of the claiming attempt is recognised by it (AlreadyApplied), while a
+	// redelivery, with its own token, is not.
 	Token    string
 	Now      time.Time
 	Duration time.Duration
@@ -174,7 +176,7 @@ func (c FinalizeStaleTrace) Validate() error {
 
 func (c FinalizeStaleTrace) Precondition() []Clause {
 	return []Clause{{
-		If: And{namesJob(c.Job.ID), Cmp(FieldLeaseExpiresAt, OpLe, c.Now), Claimed(c.Job.Claimed), SegmentIs(c.Job.Segment),
+		If: And{TraceStale(c.Now), Cmp(FieldLeaseID, OpEq, c.Job.ID), Claimed(c.Job.Claimed), SegmentIs(c.Job.Segment),
 			Cmp(FieldFramesWritten, OpEq, c.FramesWritten)},
 		Else: lostAt(c.Now),
 	}}

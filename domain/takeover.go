@@ -45,12 +45,12 @@ type acquirer interface {
 	base() []Clause
 }
 
-// noStaleTrace is the last clause of every acquirer: the stored lease, stale
-// by then (the acquirer's earlier clauses refuse a live one), is not a
-// tracing lease. Its refusal is only seen when the takeover kept losing
-// races; the successor handles every other case.
-func noStaleTrace() Clause {
-	return Clause{If: Not{Cmp(FieldLeaseKind, OpEq, LeaseTracing)}, Else: func(m Movie) error {
+// noStaleTrace is the last clause of every acquirer: the stored lease is not
+// a stale tracing lease (TraceStale; the acquirer's earlier clauses refuse a
+// live lease). Its refusal is only seen when the takeover kept losing races;
+// the successor handles every other case.
+func noStaleTrace(now time.Time) Clause {
+	return Clause{If: Not{TraceStale(now)}, Else: func(m Movie) error {
 		e := blockedBy(m.Lease)
 		e.Message = "the previous trace is being ended; try again"
 		return e
@@ -60,14 +60,21 @@ func noStaleTrace() Clause {
 // staleTraceSuccessor is the Successor of an acquirer refused on m: the
 // takeover of m's stale tracing lease.
 func staleTraceSuccessor(c acquirer, now time.Time, m Movie) (Command, bool) {
-	l := m.Lease
-	if l == nil || l.Kind != LeaseTracing || l.LiveAt(now) {
+	f, ok := StaleTraceAt(m, now)
+	if !ok {
 		return nil, false
 	}
-	return TakeOverStaleTrace{
-		Abandoned: FinalizeStaleTrace{Job: *l, FramesWritten: m.Progress.FramesWritten, Now: now},
-		Then:      c,
-	}, true
+	return TakeOverStaleTrace{Abandoned: f, Then: c}, true
+}
+
+// StaleTraceAt returns the FinalizeStaleTrace of m's stale tracing lease at
+// now (TraceStale), with the lease and progress as read, so that it commits
+// only if neither changed; ok is false when m has no stale tracing lease.
+func StaleTraceAt(m Movie, now time.Time) (f FinalizeStaleTrace, ok bool) {
+	if !Holds(TraceStale(now), &m) {
+		return FinalizeStaleTrace{}, false
+	}
+	return FinalizeStaleTrace{Job: *m.Lease, FramesWritten: m.Progress.FramesWritten, Now: now}, true
 }
 
 // TakeOverStaleTrace is Then (an acquirer) committed over the stale tracing

@@ -47,7 +47,7 @@ func (c StartTrace) Validate() error {
 func (c StartTrace) Precondition() []Clause {
 	pre := c.base()
 	if c.LeaseID == "" {
-		pre = append(pre, noStaleTrace())
+		pre = append(pre, noStaleTrace(c.Now))
 	}
 	return pre
 }
@@ -94,49 +94,7 @@ func (c StartTrace) Update() []Assignment {
 	)
 }
 
-// ClaimJob is a worker taking a queued job.
-//
-// Precondition: the live lease is the tracing lease with JobID and has not
-// been claimed. Exactly one claim per job succeeds; a redelivered message is
-// refused (CodeAlreadyClaimed or CodeLeaseLost) and is a no-op. Token, one
-// random value per claim attempt (per delivery of the message), is stored
-// with the claim, so a retried request of the claiming attempt is
-// recognised (AlreadyApplied) while a redelivery, with its own token, is not.
-type ClaimJob struct {
-	JobID    string
-	Token    string // "" : the claim cannot be recognised when retried
-	Now      time.Time
-	Duration time.Duration
-}
-
-func (c ClaimJob) Validate() error {
-	var token error
-	if c.Token != "" {
-		token = validateLeaseID("claimToken", c.Token)
-	}
-	return firstError(validateLeaseID("jobId", c.JobID), token, validateDuration(c.Duration))
-}
-
-// AlreadyApplied: the live lease was claimed by this very attempt.
-func (c ClaimJob) AlreadyApplied() Cond {
-	if c.Token == "" {
-		return Or{}
-	}
-	return And{LeaseIs(LeaseTracing, c.JobID, c.Now), Claimed(true), Cmp(FieldLeaseClaimToken, OpEq, c.Token)}
-}
-
-func (c ClaimJob) Precondition() []Clause {
-	return []Clause{
-		{If: LeaseIs(LeaseTracing, c.JobID, c.Now), Else: lostAt(c.Now)},
-		{If: Claimed(false), Else: func(Movie) error {
-			return &Error{Code: CodeAlreadyClaimed, Message: "the job was already claimed"}
-		}},
-	}
-}
-
-func (c ClaimJob) Update() []Assignment { return claimed(c.Now, c.Duration, c.Token) }
-
-// claimed is the update of every claim (ClaimJob, ClaimSegment): the lease
+// claimed is the update of a claim (ClaimSegment): the lease
 // renewed for one duration, marked claimed, and stamped with the claiming
 // attempt's token (if any) so that a retry of that attempt is recognised.
 func claimed(now time.Time, d time.Duration, token string) []Assignment {

@@ -144,10 +144,10 @@ func TestStartTrace(t *testing.T) {
 	})
 }
 
-func TestClaimJob(t *testing.T) {
+func TestClaimFirstSegment(t *testing.T) {
 	queued := tracing(t, job1, t0)
-	claim := func(job string, now time.Time) domain.ClaimJob {
-		return domain.ClaimJob{JobID: job, Now: now, Duration: d}
+	claim := func(job string, now time.Time) domain.ClaimSegment {
+		return domain.ClaimSegment{JobID: job, Now: now, Duration: d}
 	}
 	runCases(t, []cmdCase{
 		{
@@ -176,11 +176,12 @@ func TestClaimJob(t *testing.T) {
 			holder: storedHolder,
 		},
 		{
-			name:   "a claim after the lease went stale is lease_lost",
-			movie:  queued,
-			cmd:    claim(job1, at(d)),
-			code:   domain.CodeLeaseLost,
-			holder: noHolder,
+			name:  "a claim after the lease went stale, nobody having replaced or ended it, revives it",
+			movie: queued,
+			cmd:   claim(job1, at(d)),
+			check: func(t *testing.T, before, after domain.Movie) {
+				requireLease(t, after, domain.LeaseTracing, job1, alice, t0, at(d), d)
+			},
 		},
 		{
 			name:  "a claim 1ms before expiry still lands",
@@ -202,7 +203,7 @@ func TestClaimJob(t *testing.T) {
 		},
 		{name: "an empty job ID is lease_required", movie: queued, cmd: claim("", at(ms)), code: domain.CodeLeaseRequired, field: "jobId"},
 		{name: "a job ID of 31 hex digits is invalid", movie: queued, cmd: claim(job1[1:], at(ms)), code: domain.CodeInvalid, field: "jobId"},
-		{name: "a zero duration is invalid", movie: queued, cmd: domain.ClaimJob{JobID: job1, Now: at(ms)}, code: domain.CodeInvalid, field: "duration"},
+		{name: "a zero duration is invalid", movie: queued, cmd: domain.ClaimSegment{JobID: job1, Now: at(ms)}, code: domain.CodeInvalid, field: "duration"},
 	})
 }
 
@@ -438,7 +439,7 @@ func trimmedRunning(t *testing.T) domain.Movie {
 	t.Helper()
 	m := exec(t, analysing(t, leaseA, alice, t0), domain.EditTrim{LeaseID: leaseA, Now: t0, Trim: domain.Trim{Start: 10, End: 640}})
 	m = exec(t, m, domain.StartTrace{LeaseID: leaseA, JobID: job1, User: alice, FromFrame: 20, Now: t0, Duration: d})
-	m = exec(t, m, domain.ClaimJob{JobID: job1, Now: t0, Duration: d})
+	m = exec(t, m, domain.ClaimSegment{JobID: job1, Now: t0, Duration: d})
 	return exec(t, m, domain.BeginTrace{JobFence: domain.JobFence{JobID: job1, Now: t0}, Duration: d, CleanBefore: 0, TotalFrames: 630})
 }
 

@@ -17,7 +17,8 @@ import (
 //	CreateMovie -> awaiting_upload -> CompleteIngest -> ready (-> tracing ...)
 //	                               -> FailIngest     -> ingest_failed
 //	                               -> ExpireUpload   -> ingest_failed
-//	DeleteMovie: any status, no live lease.
+//	DeleteMovie: any status, no live lease -> deleting -> PurgeMovie (the
+//	row goes once its files and frames are gone; deletion.go).
 const (
 	StatusAwaitingUpload Status = "awaiting_upload"
 	StatusIngestFailed   Status = "ingest_failed"
@@ -50,12 +51,20 @@ var VideoTypes = []string{
 	"video/mpeg", "video/ogg", "video/x-m4v", "video/3gpp", "video/mp2t",
 }
 
-// Video is what the ingest learned about the file (frame count and rate
-// are the movie's own FrameCount and FrameRate).
+// Video is what the ingest decided about the movie's frames, recorded when
+// it completes (frame count and rate are the movie's own FrameCount and
+// FrameRate): the rendition's frame size (upright, square pixels: what the
+// tracer and the viewer both see), its chunk size, and what the upload was
+// (codec, size, display rotation in degrees).
 type Video struct {
 	Width, Height   int
 	Codec           string
 	DurationSeconds float64
+	// ChunkFrames is the rendition's chunk size (package media); 0 for a
+	// movie ingested before renditions, which has none.
+	ChunkFrames               int
+	SourceWidth, SourceHeight int
+	Rotation                  int
 }
 
 // Upload is the file a movie was created for.
@@ -201,6 +210,8 @@ func (c CompleteIngest) Validate() error {
 		return Invalid("video", "width and height must be positive")
 	case !(c.Video.DurationSeconds >= 0):
 		return Invalid("video", "duration must not be negative")
+	case c.Video.ChunkFrames < 0 || c.Video.SourceWidth < 0 || c.Video.SourceHeight < 0 || c.Video.Rotation < 0 || c.Video.Rotation >= 360:
+		return Invalid("video", "chunk size, source size and rotation must be in range")
 	}
 	return validateText("video.codec", c.Video.Codec, 64)
 }
@@ -235,8 +246,9 @@ func (c FailIngest) Update() []Assignment {
 	return changed(c.Now, Set(FieldStatus, StatusIngestFailed), Set(FieldIngestFailure, SanitizeSummary(c.Summary)))
 }
 
-// ExpireUpload ends a movie whose upload never arrived (the sweeper calls
-// it for movies where UploadExpired holds).
+// ExpireUpload ends a movie whose upload never arrived. The sweeper's hook
+// commits it on every listed movie on which its precondition holds
+// (Decide): the precondition is the one statement of "an expired upload".
 //
 // Precondition: the movie awaits its upload and the upload's expiry has
 // passed at Now.
@@ -245,7 +257,7 @@ type ExpireUpload struct{ Now time.Time }
 func (c ExpireUpload) Validate() error { return nil }
 
 func (c ExpireUpload) Precondition() []Clause {
-	return []Clause{awaiting, {If: Cmp(FieldUploadExpiresAt, OpLe, c.Now), Else: func(Movie) error {
+	return []Clause{awaiting, {If: UploadOverdue(c.Now), Else: func(Movie) error {
 		return Invalid("expiresAt", "the upload has not expired yet")
 	}}}
 }
@@ -254,29 +266,15 @@ func (c ExpireUpload) Update() []Assignment {
 	return changed(c.Now, Set(FieldStatus, StatusIngestFailed), Set(FieldIngestFailure, ExpiredUploadSummary))
 }
 
-// UploadExpired tells the sweeper whether ExpireUpload applies to m at now.
-func UploadExpired(m Movie, now time.Time) bool {
-	return m.Status == StatusAwaitingUpload && m.Upload != nil && !now.Before(m.Upload.ExpiresAt)
-}
-
-// DeleteMovie is the guard of deleting a movie (a store deletes the row
-// under Condition(DeleteMovie)).
-//
-// Precondition: no live lease; a live analysis or tracing lease refuses
-// with its holder.
-type DeleteMovie struct{ Now time.Time }
-
-func (c DeleteMovie) Validate() error { return nil }
-
-func (c DeleteMovie) Precondition() []Clause {
-	return []Clause{{If: NoLiveLease(c.Now), Else: func(m Movie) error { return blockedBy(m.Lease) }}}
-}
+// UploadOverdue holds when the stored upload's expiry has passed at now
+// (now >= Upload.ExpiresAt); absent before a movie is created for upload.
+func UploadOverdue(now time.Time) Cond { return Cmp(FieldUploadExpiresAt, OpLe, now) }
 
 // Analysable holds when the movie has an ingested video (neither awaiting
 // its upload nor failed to ingest). Opening Analyze requires it.
 func Analysable() Clause {
 	return Clause{
-		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed)}},
+		If: Not{Or{Cmp(FieldStatus, OpEq, StatusAwaitingUpload), Cmp(FieldStatus, OpEq, StatusIngestFailed), Cmp(FieldStatus, OpEq, StatusDeleting)}},
 		Else: func(m Movie) error {
 			return &Error{Code: CodeMovieNotReady, Message: NoVideoMessage(m)}
 		},
@@ -289,6 +287,8 @@ func NoVideoMessage(m Movie) string {
 	switch m.Status {
 	case StatusAwaitingUpload:
 		return "This movie's video has not been uploaded yet."
+	case StatusDeleting:
+		return "This movie is being deleted."
 	case StatusIngestFailed:
 		return "This movie's video could not be read, so there is nothing to show. Upload the file again as a new movie."
 	default:

@@ -12,7 +12,7 @@ import (
 // the completion is derived once, from the change that recorded it.
 func TestDeriveNothingAfterTheFinishedJob(t *testing.T) {
 	r := newRow(t)
-	r.do(started(job1, alice, t0, 0), domain.ClaimJob{JobID: job1, Now: t0, Duration: leaseD})
+	r.do(started(job1, alice, t0, 0), domain.ClaimSegment{JobID: job1, Now: t0, Duration: leaseD})
 	r.do(domain.CompleteJob{Job: *r.m.Lease, Now: t0.Add(time.Minute), FramesWritten: 300})
 	done := len(r.steps)
 	at := t0.Add(2 * time.Minute)
@@ -33,7 +33,7 @@ func TestDeriveNothingAfterTheFinishedJob(t *testing.T) {
 // renewal's progress), not the frames its plan would have written.
 func TestDeriveAbandonedCountsDurableFrames(t *testing.T) {
 	r := newRow(t)
-	r.do(started(job1, alice, t0, 0), domain.ClaimJob{JobID: job1, Now: t0, Duration: leaseD})
+	r.do(started(job1, alice, t0, 0), domain.ClaimSegment{JobID: job1, Now: t0, Duration: leaseD})
 	r.do(domain.BeginTrace{JobFence: domain.JobFence{JobID: job1, Now: t0}, Duration: leaseD, TotalFrames: 300},
 		domain.RenewJob{JobFence: domain.JobFence{JobID: job1, Now: t0.Add(time.Second)}, Duration: leaseD, FramesWritten: 120})
 	r.do(started(job2, bob, t0.Add(time.Second+leaseD), 0))

@@ -12,9 +12,9 @@ import (
 // job1's completion again, and nothing for the steps in between.
 func TestDeriveSecondFinishedJob(t *testing.T) {
 	r := newRow(t)
-	r.do(started(job1, alice, t0, 0), domain.ClaimJob{JobID: job1, Now: t0, Duration: leaseD})
+	r.do(started(job1, alice, t0, 0), domain.ClaimSegment{JobID: job1, Now: t0, Duration: leaseD})
 	r.do(domain.CompleteJob{Job: *r.m.Lease, Now: t0.Add(time.Minute), FramesWritten: 3})
-	r.do(started(job2, bob, t0.Add(2*time.Minute), 0), domain.ClaimJob{JobID: job2, Now: t0.Add(2 * time.Minute), Duration: leaseD})
+	r.do(started(job2, bob, t0.Add(2*time.Minute), 0), domain.ClaimSegment{JobID: job2, Now: t0.Add(2 * time.Minute), Duration: leaseD})
 	r.do(domain.FailJob{Job: *r.m.Lease, Now: t0.Add(3 * time.Minute), FramesWritten: 1, Summary: "lost"})
 	last := r.steps[len(r.steps)-1]
 	evs := Derive(&last.old, &last.new)

@@ -69,7 +69,7 @@ func TestDeriveLifecycle(t *testing.T) {
 		domain.Heartbeat{LeaseID: lease1, Now: t0.Add(time.Minute), Duration: leaseD},
 		domain.EditCaptureInterval{LeaseID: lease1, Now: t0.Add(2 * time.Minute), Interval: 2},
 		domain.StartTrace{LeaseID: lease1, JobID: job1, User: alice, FromFrame: 4, Now: t0.Add(3 * time.Minute), Duration: leaseD},
-		domain.ClaimJob{JobID: job1, Now: t0.Add(4 * time.Minute), Duration: leaseD},
+		domain.ClaimSegment{JobID: job1, Now: t0.Add(4 * time.Minute), Duration: leaseD},
 	)
 	claimed := *r.m.Lease
 	r.do(
@@ -119,7 +119,7 @@ func TestDeriveLifecycle(t *testing.T) {
 func TestDeriveFailureSanitizesSummary(t *testing.T) {
 	r := newRow(t).do(
 		started(job1, bob, t0, 0),
-		domain.ClaimJob{JobID: job1, Now: t0.Add(time.Second), Duration: leaseD},
+		domain.ClaimSegment{JobID: job1, Now: t0.Add(time.Second), Duration: leaseD},
 	)
 	claimed, m := *r.m.Lease, r.m
 	failed := domain.FailJob{Job: claimed, Now: t0.Add(time.Minute), FramesWritten: 2, Summary: hostile}
@@ -222,7 +222,7 @@ func assertNoLeaseID(t *testing.T, v any, ids ...string) {
 func TestDeriveCancelled(t *testing.T) {
 	r := newRow(t).do(
 		started(job1, alice, t0, 0),
-		domain.ClaimJob{JobID: job1, Now: t0.Add(time.Second), Duration: leaseD},
+		domain.ClaimSegment{JobID: job1, Now: t0.Add(time.Second), Duration: leaseD},
 	)
 	m := r.m
 	next, err := domain.Execute(&m, domain.CancelTrace{Job: *m.Lease, User: alice, Now: t0.Add(time.Minute), FramesWritten: 7})

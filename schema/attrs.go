@@ -22,6 +22,7 @@ const (
 	AttrVideo           = "video"
 	AttrUpload          = "upload"
 	AttrIngestFailure   = "ingestFailure"
+	AttrCalibration     = "calibration"
 	// Path inside the upload map.
 	AttrUploadExpiresAt = AttrUpload + ".expiresAt"
 

@@ -46,6 +46,10 @@ type VideoItem struct {
 	Height          int     `dynamodbav:"height"`
 	Codec           string  `dynamodbav:"codec"`
 	DurationSeconds float64 `dynamodbav:"durationSeconds"`
+	ChunkFrames     int     `dynamodbav:"chunkFrames,omitempty"`
+	SourceWidth     int     `dynamodbav:"sourceWidth,omitempty"`
+	SourceHeight    int     `dynamodbav:"sourceHeight,omitempty"`
+	Rotation        int     `dynamodbav:"rotation,omitempty"`
 }
 
 // UploadItem is the file a movie was created for; ExpiresAt in Unix ms.
@@ -58,7 +62,8 @@ type UploadItem struct {
 
 // NewVideoItem converts the domain's video to its stored form.
 func NewVideoItem(v domain.Video) VideoItem {
-	return VideoItem{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+	return VideoItem{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds,
+		ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
 }
 
 // MarkerItem is one stored marker.
@@ -71,25 +76,26 @@ type MarkerItem struct {
 
 // MovieItem is the stored movie row.
 type MovieItem struct {
-	MovieID         string       `dynamodbav:"movieId"`
-	Title           string       `dynamodbav:"title"`
-	FrameCount      int          `dynamodbav:"frameCount"`
-	FrameRate       float64      `dynamodbav:"frameRate"`
-	Status          string       `dynamodbav:"status"`
-	Markers         []MarkerItem `dynamodbav:"markers"`
-	TrimStart       int          `dynamodbav:"trimStart"`
-	TrimEnd         int          `dynamodbav:"trimEnd"`
-	CaptureInterval int          `dynamodbav:"captureInterval"`
-	Lease           *LeaseItem   `dynamodbav:"lease,omitempty"`
-	FramesWritten   int          `dynamodbav:"framesWritten"`
-	TotalFrames     int          `dynamodbav:"totalFrames"`
-	CleanBefore     int          `dynamodbav:"cleanBefore"`
-	LastJob         *JobItem     `dynamodbav:"lastJob,omitempty"`
-	Version         int64        `dynamodbav:"version"`
-	UpdatedAt       int64        `dynamodbav:"updatedAt"`
-	Video           *VideoItem   `dynamodbav:"video,omitempty"`
-	Upload          *UploadItem  `dynamodbav:"upload,omitempty"`
-	IngestFailure   string       `dynamodbav:"ingestFailure,omitempty"`
+	MovieID         string           `dynamodbav:"movieId"`
+	Title           string           `dynamodbav:"title"`
+	FrameCount      int              `dynamodbav:"frameCount"`
+	FrameRate       float64          `dynamodbav:"frameRate"`
+	Status          string           `dynamodbav:"status"`
+	Markers         []MarkerItem     `dynamodbav:"markers"`
+	TrimStart       int              `dynamodbav:"trimStart"`
+	TrimEnd         int              `dynamodbav:"trimEnd"`
+	CaptureInterval int              `dynamodbav:"captureInterval"`
+	Lease           *LeaseItem       `dynamodbav:"lease,omitempty"`
+	FramesWritten   int              `dynamodbav:"framesWritten"`
+	TotalFrames     int              `dynamodbav:"totalFrames"`
+	CleanBefore     int              `dynamodbav:"cleanBefore"`
+	LastJob         *JobItem         `dynamodbav:"lastJob,omitempty"`
+	Version         int64            `dynamodbav:"version"`
+	UpdatedAt       int64            `dynamodbav:"updatedAt"`
+	Video           *VideoItem       `dynamodbav:"video,omitempty"`
+	Upload          *UploadItem      `dynamodbav:"upload,omitempty"`
+	IngestFailure   string           `dynamodbav:"ingestFailure,omitempty"`
+	Calibration     *CalibrationItem `dynamodbav:"calibration,omitempty"`
 }
 
 // Millis is the stored form of a time: Unix milliseconds.
@@ -169,6 +175,10 @@ func NewMovieItem(m domain.Movie) MovieItem {
 		it.Upload = &UploadItem{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: Millis(u.ExpiresAt)}
 	}
 	it.IngestFailure = m.IngestFailure
+	if m.Calibration != nil {
+		c := NewCalibrationItem(*m.Calibration)
+		it.Calibration = &c
+	}
 	return it
 }
 
@@ -196,12 +206,17 @@ func (it MovieItem) Movie() domain.Movie {
 		m.LastJob = &j
 	}
 	if v := it.Video; v != nil {
-		m.Video = &domain.Video{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+		m.Video = &domain.Video{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds,
+			ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
 	}
 	if u := it.Upload; u != nil {
 		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt)}
 	}
 	m.IngestFailure = it.IngestFailure
+	if it.Calibration != nil {
+		c := it.Calibration.Calibration()
+		m.Calibration = &c
+	}
 	return m
 }
 

@@ -25,11 +25,10 @@ import (
 
 // The stores are what the handler needs.
 var (
-	_ httpapi.MovieStore         = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader        = (*dynamo.FrameStore)(nil)
-	_ httpapi.MovieFiles         = (*s3store.Store)(nil)
-	_ httpapi.MovieCatalog       = (*dynamo.MovieStore)(nil)
-	_ httpapi.TraceFramesDeleter = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieStore   = (*dynamo.MovieStore)(nil)
+	_ httpapi.FrameReader  = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieFiles   = (*s3store.Store)(nil)
+	_ httpapi.MovieCatalog = (*dynamo.MovieStore)(nil)
 )
 
 func main() {
@@ -75,7 +74,6 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 		Logger:         log,
 		Files:          files,
 		Catalog:        movies,
-		TraceFrames:    frames,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 		Metrics:        emf.New(os.Stdout, nil),

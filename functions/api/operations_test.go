@@ -31,7 +31,7 @@ import (
 // counter on its AWS clients, and requires testdata/aws-operations.txt to
 // list exactly the operations it sent: a new call in the code must be
 // listed, and so checked against the api role's grants by infra/stack's
-// TestFunctionOperationsAreGranted (the emulators do not check IAM, so a
+// TestFunctionCallsAreAllowed (the emulators do not check IAM, so a
 // missing grant would first show in AWS, as AccessDenied).
 func TestAPIOperationsAreListed(t *testing.T) {
 	ddb, s3c := testenv.DynamoDB(t), testenv.S3(t)
@@ -52,7 +52,7 @@ func TestAPIOperationsAreListed(t *testing.T) {
 		envvar.MoviesBucket: bucket, httpapi.EnvDevAuth: "1",
 		envvar.DynamoDBEndpoint: os.Getenv(envvar.DynamoDBEndpoint), envvar.S3Endpoint: os.Getenv(envvar.S3Endpoint),
 	}
-	counter := &awscount.Counter{}
+	counter := awscount.Named(vars)
 	h, _, err := build(ctx, env(vars), func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,8 @@ func TestAPIOperationsAreListed(t *testing.T) {
 	if err := dynamo.NewMovieStore(ddb, tables.Movies).Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	// Its traced frames and objects, which DELETE /movies/{id} removes.
+	// Its traced frames and objects (DELETE /movies/{id} marks it deleting;
+	// the sweeper removes them).
 	for i := range 3 {
 		item, err := schema.MarshalFrame("ops-movie", domain.Frame{Index: i, JobID: token.New(), Points: []domain.Point{{MarkerID: "m1", X: 0.5, Y: 0.5}}})
 		if err != nil {
@@ -138,7 +139,7 @@ func TestAPIOperationsAreListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("operations sent: %v", counter.Snapshot())
+	t.Logf("calls sent: %v", counter.Calls())
 	if len(unlisted) > 0 {
 		t.Errorf("the API sent %v, not in testdata/aws-operations.txt: list them (and grant them in infra/stack)", unlisted)
 	}

@@ -28,7 +28,7 @@ import (
 // PUT, as a browser does, and hands its S3 notification to the handler
 // build() makes for Lambda, with a request counter on its AWS clients:
 // the movie becomes ready. testdata/aws-operations.txt must list exactly
-// the operations sent (infra/stack's TestFunctionOperationsAreGranted
+// the operations sent (infra/stack's TestFunctionCallsAreAllowed
 // checks them against the ingest role's grants).
 func TestIngestOperationsAreListed(t *testing.T) {
 	ddb, sq, s3c := testenv.DynamoDB(t), testenv.SQS(t), testenv.S3(t)
@@ -106,7 +106,7 @@ func TestIngestOperationsAreListed(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
 	vars := map[string]string{envvar.MoviesTable: tables.Movies, envvar.MoviesBucket: bucket,
 		envvar.DynamoDBEndpoint: os.Getenv(envvar.DynamoDBEndpoint), envvar.S3Endpoint: os.Getenv(envvar.S3Endpoint)}
-	counter := &awscount.Counter{}
+	counter := awscount.Named(vars)
 	h, _, err := build(ctx, func(k string) string { return vars[k] }, func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestIngestOperationsAreListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("operations sent: %v", counter.Snapshot())
+	t.Logf("calls sent: %v", counter.Calls())
 	if len(unlisted)+len(unseen) > 0 {
 		t.Errorf("sent but not listed in testdata/aws-operations.txt: %v; listed but not sent: %v", unlisted, unseen)
 	}

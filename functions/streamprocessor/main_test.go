@@ -26,7 +26,7 @@ import (
 // processor, wired as the Lambda wires it (wiring.StreamProcessor on clients
 // from the same configuration) with a request counter on its AWS clients,
 // and requires testdata/aws-operations.txt to list exactly the operations
-// it sent (infra/stack's TestFunctionOperationsAreGranted checks them
+// it sent (infra/stack's TestFunctionCallsAreAllowed checks them
 // against the streamprocessor role's grants).
 func TestStreamProcessorOperationsAreListed(t *testing.T) {
 	ddb, sq := testenv.DynamoDB(t), testenv.SQS(t)
@@ -51,7 +51,7 @@ func TestStreamProcessorOperationsAreListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := &awscount.Counter{}
+	counter := awscount.Named(vars)
 	clients, err := awsclients.New(ctx, cfg, func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestStreamProcessorOperationsAreListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("operations sent: %v", counter.Snapshot())
+	t.Logf("calls sent: %v", counter.Calls())
 	if len(unlisted)+len(unseen) > 0 {
 		t.Errorf("sent but not listed in testdata/aws-operations.txt: %v; listed but not sent: %v", unlisted, unseen)
 	}

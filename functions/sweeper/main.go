@@ -26,7 +26,7 @@ import (
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	cfg, err := config.FromProcess(envvar.MoviesTable, envvar.MoviesBucket)
+	cfg, err := config.FromProcess(envvar.MoviesTable, envvar.FramesTable, envvar.MoviesBucket)
 	if err != nil {
 		log.Error("configuration", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -63,5 +63,5 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, apiOptions 
 	if err != nil {
 		return nil, fmt.Errorf("movies bucket: %w", err)
 	}
-	return wiring.Sweeper(cfg, clients, log, files)
+	return wiring.Sweeper(cfg, clients, log, files, 0)
 }

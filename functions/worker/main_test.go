@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -17,10 +21,12 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
 	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // TestWorkerOperationsAreListed runs the worker as the Lambda wires it
@@ -30,7 +36,7 @@ import (
 // (a 6 s deadline, a 2 s stop margin, 300 frames at 20 ms) so that it
 // hands off to a continuation, and one left for redelivery (less time than
 // the start reserve). testdata/aws-operations.txt must list exactly the
-// operations sent (infra/stack's TestFunctionOperationsAreGranted checks
+// operations sent (infra/stack's TestFunctionCallsAreAllowed checks
 // them against the worker role's grants).
 func TestWorkerOperationsAreListed(t *testing.T) {
 	ddb, sq := testenv.DynamoDB(t), testenv.SQS(t)
@@ -55,7 +61,7 @@ func TestWorkerOperationsAreListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := &awscount.Counter{}
+	counter := awscount.Named(vars)
 	clients, err := awsclients.New(ctx, cfg, func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +118,7 @@ func TestWorkerOperationsAreListed(t *testing.T) {
 	}
 
 	handle(start("ops-short", 20), time.Minute)
+	videoTraceFromALaterFrame(ctx, t, vars, counter, store, sq, q.QueueUrl)
 	handle(start("ops-long", 300), 6*time.Second)
 	if resp := handle(start("ops-late", 20), time.Second); len(resp.BatchItemFailures) != 1 {
 		t.Fatalf("a job with less time than the start reserve was not left for redelivery: %+v", resp)
@@ -122,12 +129,110 @@ func TestWorkerOperationsAreListed(t *testing.T) {
 		}
 	}
 
+	// The video tracer's checkpoints: a trace from a frame after the key
+	// frame looks for a saved state first and finds none (404).
 	unlisted, unseen, err := counter.CompareWithList("testdata/aws-operations.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("operations sent: %v", counter.Snapshot())
+	t.Logf("calls sent: %v", counter.Calls())
 	if len(unlisted)+len(unseen) > 0 {
 		t.Errorf("sent but not listed in testdata/aws-operations.txt: %v; listed but not sent: %v", unlisted, unseen)
+	}
+}
+
+// videoTraceFromALaterFrame traces a real clip with the video tracer (the
+// worker as the Lambda wires it with MOVIES_BUCKET set, ffmpeg reading the
+// upload through a presigned GET), then retraces it from frame 10 (its key
+// frame is 0): the tracer looks for a checkpoint before frame 10 and finds none,
+// which S3 answers 404 only to a role allowed s3:ListBucket (issue 23).
+func videoTraceFromALaterFrame(ctx context.Context, t *testing.T, vars map[string]string, counter *awscount.Counter,
+	store *dynamo.MovieStore, sq *sqs.Client, queueURL *string) {
+	t.Helper()
+	s3c := testenv.S3(t)
+	bucket := strings.ReplaceAll(strings.ToLower(testenv.UniqueName(t, "worker-ops")), "_", "-")
+	bucket = strings.Trim(bucket[:min(len(bucket), 63)], "-")
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatal(err)
+	}
+	clip := filepath.Join(t.TempDir(), "clip.mp4")
+	const frames = 30
+	if err := videotest.Encode(ctx, clip, videotest.Options{Width: 64, Height: 48, FrameRate: 25, Frames: frames}, func(i int, g []byte) {
+		for p := range g {
+			g[p] = byte((p%64 + i) * 3)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "ops-video"
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(s3store.UploadKey(id)), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	videoVars := map[string]string{envvar.MoviesBucket: bucket, envvar.S3Endpoint: os.Getenv(envvar.S3Endpoint)}
+	for k, v := range vars {
+		if k != envvar.Tracer && k != envvar.TracerFrameDelay {
+			videoVars[k] = v
+		}
+	}
+	getenv := func(k string) string { return videoVars[k] }
+	cfg, err := config.FromEnv(getenv, envvar.MoviesTable, envvar.FramesTable, envvar.TraceQueueURL, envvar.MoviesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter.Name(envvar.MoviesBucket, bucket)
+	clients, err := awsclients.New(ctx, cfg, func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := wiring.Tracer(cfg, clients, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wiring.Worker(cfg, clients, tr, slog.New(slog.DiscardHandler), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := domain.NewMovie(id, id, frames, 25, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Settings.Markers = []domain.Marker{{ID: "m1", Label: "tip", X: 0.5, Y: 0.5}}
+	if err := store.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []int{0, 10} { // a trace, then a retrace from frame 10
+		job := token.New()
+		row, err := store.Commit(ctx, id, domain.StartTrace{JobID: job, User: domain.User{ID: "u1", Name: "U"}, Now: time.Now(),
+			Duration: domain.DefaultLeaseDuration, FromFrame: from})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := events.EncodeTraceJob(events.TraceJob{MovieID: id, JobID: job, Version: row.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sq.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: queueURL, MessageBody: &msg}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: queueURL, WaitTimeSeconds: 2})
+		if err != nil || len(r.Messages) != 1 {
+			t.Fatalf("receive: %v", err)
+		}
+		ictx, done := context.WithTimeout(ctx, time.Minute)
+		_, err = w.Handle(ictx, lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{{
+			MessageId: *r.Messages[0].MessageId, Body: *r.Messages[0].Body, ReceiptHandle: *r.Messages[0].ReceiptHandle,
+			Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+		}}})
+		done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := store.Get(ctx, id); err != nil || got.Status != domain.StatusTraced {
+			t.Fatalf("video trace from %d: %s, %v (last job %+v)", from, got.Status, err, got.LastJob)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
@@ -16,9 +17,18 @@ import (
 	"github.com/movietrace/tracinglocks/functions/emf"
 )
 
-// WorkerDurationAlarmFraction: the worker duration alarm fires when an
-// invocation reaches this fraction of the worker's timeout.
-const WorkerDurationAlarmFraction = 0.8
+// WorkerStopMarginSeconds is the worker's stop margin in a Lambda of
+// WorkerTimeoutSeconds (worker.DefaultStopMargin): a long trace's segment
+// stops taking frames this long before its deadline and hands off, so a
+// healthy segment runs to about WorkerTimeoutSeconds - WorkerStopMarginSeconds.
+const WorkerStopMarginSeconds = 10
+
+// WorkerDurationAlarmSeconds: the worker duration alarm fires when an
+// invocation runs past half its stop margin, i.e. a segment overran the
+// point where it should have handed off (a frame, a write or the hand-off
+// itself took more than 5 s) and came within 5 s of being killed. Segmented
+// traces, which by design run to the stop margin, stay below it.
+const WorkerDurationAlarmSeconds = WorkerTimeoutSeconds - WorkerStopMarginSeconds/2
 
 // notify makes every alarm topic an action of a (alarm and OK).
 func (s *Stack) notify(a awscloudwatch.Alarm) {
@@ -40,6 +50,19 @@ func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
 		DisplayName: jsii.String("Movie tracing alarms (" + s.envName + ")"),
 		EnforceSSL:  jsii.Bool(true),
 	})
+	// A topic policy replaces SNS's default one: without this Allow only the
+	// EnforceSSL Deny would remain and CloudWatch could not publish. Only
+	// alarms of this account and region may.
+	s.AlarmTopic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("CloudWatchAlarmsPublish"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
+		Actions:    jsii.Strings("sns:Publish"),
+		Resources:  &[]*string{s.AlarmTopic.TopicArn()},
+		Conditions: &map[string]interface{}{
+			"ArnLike":      map[string]interface{}{"aws:SourceArn": "arn:" + *awscdk.Aws_PARTITION() + ":cloudwatch:" + *awscdk.Aws_REGION() + ":" + *awscdk.Aws_ACCOUNT_ID() + ":alarm:*"},
+			"StringEquals": map[string]interface{}{"aws:SourceAccount": *awscdk.Aws_ACCOUNT_ID()},
+		},
+	}))
 	cdknag.NagSuppressions_AddResourceSuppressions(s.AlarmTopic, &[]*cdknag.NagPackSuppression{{
 		Id: jsii.String("AwsSolutions-SNS2"),
 		Reason: jsii.String("CloudWatch alarms cannot publish to a topic encrypted with the AWS managed SNS key, and a customer managed key costs " +
@@ -85,8 +108,8 @@ func (s *Stack) alarms(cfg Config, streamFn awslambda.Function) {
 	}
 	alarm("TraceQueueAgeAlarm", "The oldest trace job has waited too long: workers are not keeping up or not running",
 		s.TraceQueue.MetricApproximateAgeOfOldestMessage(maximum), float64(cfg.Alarms.QueueAgeSeconds))
-	alarm("WorkerDurationAlarm", "A worker invocation came near its timeout: a longer trace would be cut off",
-		s.Functions[Worker].MetricDuration(maximum), WorkerDurationAlarmFraction*WorkerTimeoutSeconds*1000)
+	alarm("WorkerDurationAlarm", "A worker invocation ran past its stop margin, within seconds of its timeout: its segment overran the hand-off",
+		s.Functions[Worker].MetricDuration(maximum), WorkerDurationAlarmSeconds*1000)
 	alarm("Api5xxAlarm", "The HTTP API answered with server errors",
 		s.API.MetricServerError(sum), float64(cfg.Alarms.API5xx))
 	alarm("ApiLatencyAlarm", "The HTTP API's p99 latency is high",

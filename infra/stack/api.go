@@ -21,8 +21,8 @@ func (s *Stack) addHTTPAPI() {
 		authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"), jsii.String(cfg.JWT.Issuer),
 			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: jsii.Strings(cfg.JWT.Audience...)})
 	} else {
-		pool, client := s.userPool(cfg, s.removal)
-		authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"), pool.UserPoolProviderUrl(),
+		_, client := s.userPool(cfg, s.removal)
+		authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"), s.issuer(),
 			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: &[]*string{client.UserPoolClientId()}})
 	}
 	var cors *awsapigatewayv2.CorsPreflightOptions

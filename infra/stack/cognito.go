@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/jsii-runtime-go"
@@ -15,6 +17,35 @@ const DisplayNameClaim = "name"
 
 // OAuthScopes the page asks for: profile for the name claim.
 var OAuthScopes = []string{"openid", "email", "profile"}
+
+// issuer is the URL of the tokens' issuer (their iss claim) the API's JWT
+// authorizer trusts, the page's OIDC authority (auth-config.json) and,
+// through issuerOrigin, a connect-src of the CSP: the page fetches its
+// discovery document there. For the stack's user pool it is
+// https://cognito-idp.<region>.amazonaws.com/<pool ID> (Cognito's issuer),
+// written once here so the three cannot disagree.
+func (s *Stack) issuer() *string {
+	if s.cfg.JWT != nil {
+		return jsii.String(s.cfg.JWT.Issuer)
+	}
+	return jsii.String(*s.issuerOrigin() + "/" + *s.UserPool.UserPoolId())
+}
+
+// issuerOrigin is the scheme and host of issuer.
+func (s *Stack) issuerOrigin() *string {
+	if s.cfg.JWT != nil {
+		return jsii.String(origin(s.cfg.JWT.Issuer))
+	}
+	return jsii.String("https://cognito-idp." + *awscdk.Aws_REGION() + ".amazonaws.com")
+}
+
+// origin is an https URL's scheme and host (the URL up to its path).
+func origin(url string) string {
+	if i := strings.Index(url[len("https://"):], "/"); i >= 0 {
+		return url[:len("https://")+i]
+	}
+	return url
+}
 
 // userPool creates the default identity provider: a Cognito user pool with
 // administrator-created users, its managed login domain, and a public

@@ -29,12 +29,12 @@ func (s *Stack) addFunctions() {
 	if s.cfg.CORSOrigin != "" {
 		s.Functions[API].AddEnvironment(jsii.String(envvar.CORSOrigin), jsii.String(s.cfg.CORSOrigin), nil)
 	}
-	// PutItem: POST /movies creates the row (a conditional put);
-	// DeleteItem: DELETE /movies/{id}; BatchWriteItem on frames: that
-	// delete removes the movie's traced frames (dynamo.FrameStore.DeleteAll).
+	// PutItem: POST /movies creates the row (a conditional put). DELETE
+	// /movies/{id} is an UpdateItem (the movie becomes deleting); the
+	// sweeper removes its frames, objects and row (purge).
 	allow(apiRole, "MoviesReadWrite", []*string{s.Movies.TableArn()},
-		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem")
-	allow(apiRole, "FramesRead", []*string{s.Frames.TableArn()}, "dynamodb:Query", "dynamodb:BatchWriteItem")
+		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:PutItem")
+	allow(apiRole, "FramesRead", []*string{s.Frames.TableArn()}, "dynamodb:Query")
 	// The API reads the audit table only through its history index.
 	allow(apiRole, "AuditHistoryRead", []*string{jsii.String(*s.Audit.TableArn() + "/index/" + schema.HistoryIndex)}, "dynamodb:Query")
 

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -65,6 +66,7 @@ func (s *Stack) addMovieStorage() {
 		EnforceSSL:        jsii.Bool(true),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_PREFERRED,
 		RemovalPolicy:     s.removal,
+		AutoDeleteObjects: jsii.Bool(!s.cfg.Retain()),
 		LifecycleRules:    &[]*awss3.LifecycleRule{{Id: jsii.String("expire-access-logs"), Expiration: awscdk.Duration_Days(jsii.Number(90))}},
 	})
 	cdknag.NagSuppressions_AddResourceSuppressions(s.MovieAccessLogs, &[]*cdknag.NagPackSuppression{{
@@ -73,12 +75,15 @@ func (s *Stack) addMovieStorage() {
 	}}, jsii.Bool(false))
 
 	s.MoviesBucket = awss3.NewBucket(s.Stack, jsii.String("MoviesBucket"), &awss3.BucketProps{
-		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
-		Encryption:             awss3.BucketEncryption_S3_MANAGED,
-		EnforceSSL:             jsii.Bool(true),
-		Versioned:              jsii.Bool(false),
-		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
-		RemovalPolicy:          s.removal,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		Versioned:         jsii.Bool(false),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     s.removal,
+		// A destroy environment (dev) empties its buckets on cdk destroy,
+		// which otherwise fails on a non-empty bucket; retain keeps them.
+		AutoDeleteObjects:      jsii.Bool(!s.cfg.Retain()),
 		ServerAccessLogsBucket: s.MovieAccessLogs,
 		ServerAccessLogsPrefix: jsii.String("movies/"),
 		LifecycleRules: &[]*awss3.LifecycleRule{
@@ -135,12 +140,12 @@ func (s *Stack) addMovieStorage() {
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
 
-	// The API presigns uploads (PutObject with the pending tag), redirects
-	// to frame images, and deletes a movie's objects.
+	// The API presigns uploads (PutObject with the pending tag) and
+	// redirects to frame images (ListBucket: a missing one is a 404, not a
+	// 403). It deletes nothing: the sweeper finishes deletions (purge).
 	apiRole := s.Roles[API]
-	allow(apiRole, "PresignUploads", []*string{uploads}, "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject")
-	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject", "s3:DeleteObject")
-	allow(apiRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:DeleteObject")
+	allow(apiRole, "PresignUploads", []*string{uploads}, "s3:PutObject", "s3:PutObjectTagging")
+	allow(apiRole, "FrameImages", []*string{frames}, "s3:GetObject")
 	allow(apiRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	s.Functions[API].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
 
@@ -149,10 +154,26 @@ func (s *Stack) addMovieStorage() {
 	allow(workerRole, "ReadMovies", []*string{uploads}, "s3:GetObject")
 	// Its checkpoints, so a trace split across invocations continues exactly.
 	allow(workerRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:GetObject", "s3:PutObject")
+	// A segment that starts where no checkpoint was saved (the first of a
+	// trace, a retrace after a new trim start) reads a missing key: S3
+	// answers 404 only to a caller allowed s3:ListBucket, 403 otherwise,
+	// which the tracer cannot tell from a real denial. Listing is limited to
+	// the checkpoints' prefix when a prefix is given; the 404 decision of a
+	// GetObject carries no s3:prefix, hence IfExists.
+	workerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("CheckpointsMissingIs404"), Actions: jsii.Strings("s3:ListBucket"),
+		Resources:  &[]*string{s.MoviesBucket.BucketArn()},
+		Conditions: &map[string]interface{}{"StringLikeIfExists": map[string]interface{}{"s3:prefix": []string{TrackerPrefix + "*"}}},
+	}))
 	// The sweeper expires uploads that never arrived and deletes a late file
 	// (wiring.Sweeper gives the expiry only the upload object to delete;
 	// functions/sweeper's TestSweeperOperationsAreListed).
 	allow(s.Roles[Sweeper], "ExpireUploads", []*string{uploads}, "s3:DeleteObject")
+	// It also finishes deletions (purge.Finisher): every object under a
+	// deleting movie's prefixes, whatever the prefix, so it lists the bucket
+	// and deletes under any prefix.
+	allow(s.Roles[Sweeper], "PurgeMovieObjects", []*string{s.MoviesBucket.ArnForObjects(jsii.String("*"))}, "s3:DeleteObject")
+	allow(s.Roles[Sweeper], "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	s.Functions[Sweeper].AddEnvironment(jsii.String(envvar.MoviesBucket), bucket, nil)
 	worker := s.Functions[Worker]
 	worker.AddLayers(s.FFmpegLayer)
@@ -178,8 +199,8 @@ func (s *Stack) addMovieStorage() {
 	}}, jsii.Bool(true))
 	cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[Sweeper], &[]*cdknag.NagPackSuppression{{
 		Id:        jsii.String("AwsSolutions-IAM5"),
-		Reason:    jsii.String("The sweeper deletes only late files of expired uploads under uploads/*; a prefix needs a wildcard."),
-		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*")},
+		Reason:    jsii.String("The sweeper deletes late files of expired uploads under uploads/* and every object of a deleted movie under any prefix (a movie's objects are found by listing); prefixes need a wildcard."),
+		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + "*")},
 	}}, jsii.Bool(true))
 	// The bucket notification is set by CDK's own custom resource (a
 	// singleton Lambda with a managed basic-execution policy and

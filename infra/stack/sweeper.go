@@ -26,8 +26,10 @@ const (
 // invocation (docs/worker.md, "Segments").
 func (s *Stack) addSweeper() {
 	role := s.function(Sweeper, "Finalise stale tracing leases nobody took over", SweeperTimeoutSeconds, 256,
-		map[string]*string{envvar.MoviesTable: s.Movies.TableName()})
-	allow(role, "MoviesSweep", []*string{s.Movies.TableArn()}, "dynamodb:Scan", "dynamodb:UpdateItem")
+		map[string]*string{envvar.MoviesTable: s.Movies.TableName(), envvar.FramesTable: s.Frames.TableName()})
+	allow(role, "MoviesSweep", []*string{s.Movies.TableArn()}, "dynamodb:Scan", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+	// It finishes deletions (purge.Finisher): a deleting movie's frames go.
+	allow(role, "PurgeFrames", []*string{s.Frames.TableArn()}, "dynamodb:Query", "dynamodb:BatchWriteItem")
 	rule := awsevents.NewRule(s.Stack, jsii.String("SweeperSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Run the sweeper: finalise stale tracing leases"),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(SweepEveryMinutes))),

@@ -26,12 +26,21 @@ var APIPathPatterns = []string{"/movies*", "/openapi.json"}
 // local stack serves the same JSON at /auth-config.json).
 const AuthConfigFile = "auth-config.json"
 
-// movieCORSRule lets a page at origin PUT uploads and GET frame images.
+// MovieCORSHeaders are the request headers a page may send to the movies
+// bucket: the ones every presigned upload signs (content-type, the pending
+// tag, If-None-Match: * so an upload never replaces a file) and a part's
+// content-md5 in a multipart upload.
+var MovieCORSHeaders = []string{"content-type", "x-amz-tagging", "if-none-match", "content-md5"}
+
+// movieCORSRule lets a page at origin PUT uploads (a whole file, or the
+// parts of a multipart upload, whose ETag the page must read to complete
+// it) and GET frame images.
 func movieCORSRule(origin *string) *awss3.CorsRule {
 	return &awss3.CorsRule{
 		AllowedMethods: &[]awss3.HttpMethods{awss3.HttpMethods_PUT, awss3.HttpMethods_GET},
 		AllowedOrigins: &[]*string{origin},
-		AllowedHeaders: jsii.Strings("content-type", "x-amz-tagging"),
+		AllowedHeaders: jsii.Strings(MovieCORSHeaders...),
+		ExposedHeaders: jsii.Strings("etag"),
 		MaxAge:         jsii.Number(3600),
 	}
 }
@@ -50,6 +59,7 @@ func (s *Stack) addWeb() {
 		EnforceSSL:             jsii.Bool(true),
 		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 		RemovalPolicy:          s.removal,
+		AutoDeleteObjects:      jsii.Bool(!s.cfg.Retain()),
 		ServerAccessLogsBucket: s.MovieAccessLogs,
 		ServerAccessLogsPrefix: jsii.String("site/"),
 	})
@@ -145,26 +155,28 @@ func (s *Stack) addWeb() {
 	awscdk.NewCfnOutput(s.Stack, jsii.String("SiteBucketName"), &awscdk.CfnOutputProps{Value: s.SiteBucket.BucketName(), Description: jsii.String("Bucket of the page's files")})
 }
 
-// signInOrigin is the origin the page signs in with: the Cognito managed
-// login domain, or the external issuer's.
+// signInOrigin is the origin of the sign-in pages and the token endpoint:
+// the Cognito managed login domain, or the external issuer's.
 func (s *Stack) signInOrigin() string {
 	if s.UserPoolDomain != nil {
 		return *s.UserPoolDomain.BaseUrl(nil)
 	}
-	issuer := s.cfg.JWT.Issuer
-	if i := strings.Index(issuer[len("https://"):], "/"); i >= 0 {
-		issuer = issuer[:len("https://")+i]
-	}
-	return issuer
+	return origin(s.cfg.JWT.Issuer)
 }
 
 // contentSecurityPolicy: scripts, styles and fetches from the origin only,
-// plus the sign-in origin (token requests, the sign-in form) and the
+// plus the issuer's origin (oidc-client-ts fetches the discovery document
+// there: Cognito's is cognito-idp.<region>.amazonaws.com, not the login
+// domain), the sign-in origin (token requests, the sign-in form) and the
 // region's S3 endpoints (presigned uploads and frame images: the movies
 // bucket's own name would make the policy depend on the bucket, whose CORS
 // depends on the distribution).
 func (s *Stack) contentSecurityPolicy() *string {
 	signIn := s.signInOrigin()
+	connect := signIn
+	if issuer := *s.issuerOrigin(); issuer != signIn {
+		connect = issuer + " " + signIn
+	}
 	s3 := "https://*.s3." + *awscdk.Aws_REGION() + ".amazonaws.com"
 	return jsii.String(strings.Join([]string{
 		"default-src 'self'",
@@ -172,7 +184,7 @@ func (s *Stack) contentSecurityPolicy() *string {
 		"style-src 'self'",
 		"img-src 'self' blob: data: " + s3,
 		"media-src 'self' blob: " + s3,
-		"connect-src 'self' " + signIn + " " + s3,
+		"connect-src 'self' " + connect + " " + s3,
 		"form-action 'self' " + signIn,
 		"frame-ancestors 'none'",
 		"base-uri 'none'",
@@ -186,7 +198,7 @@ func (s *Stack) authConfig() map[string]any {
 	scope := strings.Join(OAuthScopes, " ")
 	if s.UserPoolClient != nil {
 		return map[string]any{
-			"mode": "oidc", "authority": *s.UserPool.UserPoolProviderUrl(), "clientId": *s.UserPoolClient.UserPoolClientId(),
+			"mode": "oidc", "authority": *s.issuer(), "clientId": *s.UserPoolClient.UserPoolClientId(),
 			"scope": scope, "logoutUrl": *s.UserPoolDomain.BaseUrl(nil) + "/logout?client_id=" + *s.UserPoolClient.UserPoolClientId(),
 		}
 	}

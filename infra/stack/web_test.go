@@ -192,7 +192,7 @@ func TestOperations(t *testing.T) {
 		}
 		hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{
 			"Namespace": "AWS/Lambda", "MetricName": "Duration", "Statistic": "Maximum",
-			"Threshold": WorkerDurationAlarmFraction * WorkerTimeoutSeconds * 1000,
+			"Threshold": WorkerDurationAlarmSeconds * 1000,
 		})
 		hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{"Namespace": "AWS/ApiGateway", "MetricName": "5xx", "Threshold": cfg.Alarms.API5xx})
 		hasProps(t, tpl, "AWS::CloudWatch::Alarm", map[string]any{"Namespace": "AWS/ApiGateway", "MetricName": "Latency", "ExtendedStatistic": "p99"})

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -33,14 +35,31 @@ func New(ctx context.Context, c config.Config, apiOptions ...func(*aws.Config)) 
 	if err != nil {
 		return Clients{}, fmt.Errorf("load AWS config: %w", err)
 	}
+	cfg.Retryer = NoQuota
 	for _, o := range apiOptions {
 		o(&cfg)
 	}
 	return FromConfig(cfg, c), nil
 }
 
-// FromConfig builds the clients from an explicit aws.Config.
+// NoQuota is the SDK's standard retryer without its client-side retry
+// quota. The quota (500 tokens, 5 per retry, 10 per timeout) drains after
+// about a hundred failed attempts in one process and then stops every retry
+// of every call for as long as they keep failing; under lost answers that
+// turned committed writes into errors (issue 20). The retries themselves stay
+// bounded (3 attempts, jittered backoff); the movie store does not use them
+// for its writes at all (it retries lost answers itself, see
+// dynamo/lostanswer.go).
+func NoQuota() aws.Retryer {
+	return awsretry.NewStandard(func(o *awsretry.StandardOptions) { o.RateLimiter = ratelimit.None })
+}
+
+// FromConfig builds the clients from an explicit aws.Config (with NoQuota
+// when it names no retryer).
 func FromConfig(cfg aws.Config, c config.Config) Clients {
+	if cfg.Retryer == nil {
+		cfg.Retryer = NoQuota
+	}
 	return Clients{
 		DynamoDB: dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { setEndpoint(&o.BaseEndpoint, c.DynamoDBEndpoint) }),
 		Streams:  dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) { setEndpoint(&o.BaseEndpoint, c.DynamoDBEndpoint) }),

@@ -46,6 +46,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldVideo:            schema.AttrVideo,
 	domain.FieldIngestFailure:    schema.AttrIngestFailure,
 	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
+	domain.FieldCalibration:      schema.AttrCalibration,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -78,6 +79,8 @@ func stored(v any) any {
 		return schema.NewMarkerItems(v)
 	case domain.Video:
 		return schema.NewVideoItem(v)
+	case domain.Calibration:
+		return schema.NewCalibrationItem(v)
 	}
 	return v
 }

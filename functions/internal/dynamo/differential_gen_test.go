@@ -20,9 +20,10 @@ import (
 
 var commandKinds = []string{
 	"OpenAnalysis", "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval",
-	"StartTrace", "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
+	"StartTrace", "BeginTrace", "RenewJob", "CompleteJob", "FailJob",
 	"CompleteIngest", "FailIngest", "ExpireUpload",
 	"ClaimSegment", "HandOffJob", "FinalizeStaleTrace", "CancelTrace",
+	"EditCalibration", "ClearCalibration",
 }
 
 // ingestKinds need an awaiting upload, not a lease.
@@ -68,9 +69,9 @@ func wantsOf(kind string) wanted {
 	switch kind {
 	case "OpenAnalysis":
 		return wanted{}
-	case "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval", "StartTrace":
+	case "Heartbeat", "Release", "EditMarkers", "EditTrim", "EditCaptureInterval", "StartTrace", "EditCalibration", "ClearCalibration":
 		return wanted{kind: domain.LeaseAnalysis}
-	case "ClaimJob", "ClaimSegment", "FinalizeStaleTrace", "CancelTrace":
+	case "ClaimSegment", "FinalizeStaleTrace", "CancelTrace":
 		return wanted{kind: domain.LeaseTracing}
 	}
 	return wanted{kind: domain.LeaseTracing, claimed: true}
@@ -165,11 +166,11 @@ func partsOf(kind string) []string {
 	switch kind {
 	case "OpenAnalysis":
 		return []string{"exists", "live", "status"}
-	case "EditTrim":
+	case "EditTrim", "EditCalibration":
 		return append(lease, "range")
 	case "StartTrace":
 		return append(lease, "markers", "range")
-	case "ClaimJob", "BeginTrace", "RenewJob", "CompleteJob", "FailJob":
+	case "BeginTrace", "RenewJob", "CompleteJob", "FailJob":
 		return append(lease, "claimed")
 	case "ClaimSegment", "HandOffJob":
 		return append(lease, "claimed", "range")
@@ -256,10 +257,23 @@ func genMovie(t *rapid.T, id string) domain.Movie {
 	if rapid.Bool().Draw(t, "hasVideo") {
 		m.Video = &domain.Video{Width: 4, Height: 3, Codec: "h264", DurationSeconds: 1.5}
 	}
+	if i := rapid.IntRange(-1, len(calibrationPool)-1).Draw(t, "calibration"); i >= 0 {
+		c := calibrationPool[i]
+		m.Calibration = &c
+	}
 	if rapid.Bool().Draw(t, "hasLastJob") {
 		m.LastJob = &domain.JobRecord{JobID: idPool[0], Status: domain.StatusTraced, UserID: "u1", UserName: "Ada", StartedAt: t0, FinishedAt: t0, Frames: 3}
 	}
 	return m
+}
+
+// calibrationPool: a few calibrations, so a stored one and a new one are
+// often equal (a no-op edit) and often differ in one number only.
+var calibrationPool = []domain.Calibration{
+	{Line: domain.Line{X1: 0.1, Y1: 0.5, X2: 0.9, Y2: 0.5}, Length: 2, Unit: domain.UnitMetre, OriginX: 0.5, OriginY: 0.5, YUp: true},
+	{Line: domain.Line{X1: 0.1, Y1: 0.5, X2: 0.9, Y2: 0.5}, Length: 2.5, Unit: domain.UnitMetre, OriginX: 0.5, OriginY: 0.5, YUp: true},
+	{Line: domain.Line{X1: 0.1, Y1: 0.5, X2: 0.9, Y2: 0.5}, Length: 2, Unit: domain.UnitCentimetre, OriginX: 0.5, OriginY: 0.5, YUp: true},
+	{Line: domain.Line{X1: 0.1, Y1: 0.1, X2: 0.9, Y2: 0.1}, Length: 1e-3, Unit: domain.UnitMillimetre, YLine: domain.Line{X1: 0.2, Y1: 0.1, X2: 0.2, Y2: 0.9}, YLength: 0.123456789, Angle: -12.5},
 }
 
 // edge draws a value at or next to a boundary, or anywhere in [lo, hi].
@@ -301,6 +315,15 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 		}
 		start := rapid.IntRange(0, end-1).Draw(t, "newTrimStart")
 		return domain.EditTrim{LeaseID: capability, UserID: userOf(t, m), Now: now, Trim: domain.Trim{Start: start, End: end}}
+	case "EditCalibration":
+		c := rapid.SampledFrom(calibrationPool).Draw(t, "newCalibration")
+		c.Frame = edge(t, "calibrationFrame", 0, fc-1, 0, fc-1)
+		if bad("range") {
+			c.Frame = edge(t, "calibrationFrame", fc, fc+20, fc)
+		}
+		return domain.EditCalibration{LeaseID: capability, UserID: userOf(t, m), Now: now, Calibration: c}
+	case "ClearCalibration":
+		return domain.ClearCalibration{LeaseID: capability, UserID: userOf(t, m), Now: now}
 	case "EditCaptureInterval":
 		return domain.EditCaptureInterval{LeaseID: capability, UserID: userOf(t, m), Now: now, Interval: rapid.IntRange(1, 9).Draw(t, "newInterval")}
 	case "StartTrace":
@@ -313,8 +336,6 @@ func genCommand(t *rapid.T, kind string, m *domain.Movie, capability string, bad
 			lease = rapid.SampledFrom(append([]string{""}, idPool...)).Draw(t, "traceLeaseID")
 		}
 		return domain.StartTrace{LeaseID: lease, JobID: rapid.SampledFrom(idPool).Draw(t, "newJob"), User: user, FromFrame: from, Now: now, Duration: d}
-	case "ClaimJob":
-		return domain.ClaimJob{JobID: capability, Token: rapid.SampledFrom(append([]string{""}, idPool...)).Draw(t, "claimToken"), Now: now, Duration: d}
 	case "BeginTrace":
 		return domain.BeginTrace{JobFence: fence, Duration: d, CleanBefore: frame, TotalFrames: 40}
 	case "RenewJob":

@@ -27,7 +27,7 @@ import (
 // values (conditions.go) and the domain's evaluator (domain/eval.go) against
 // DynamoDB itself.
 //
-// It cannot pass vacuously: each command kind (18) runs as its own property,
+// It cannot pass vacuously: each command kind (commandKinds) runs as its own property,
 // and fails unless the domain (and so DynamoDB) accepted it and refused it
 // at least k times each (and replayed a Replayable kind at least once per 50
 // checks). The seed is logged on success too; rerun a run with -rapid.seed=N.
@@ -180,9 +180,9 @@ const (
 // cmdOf is a zero command of a kind, to ask what it implements.
 func cmdOf(kind string) domain.Command {
 	for _, c := range []domain.Command{domain.OpenAnalysis{}, domain.Heartbeat{}, domain.Release{}, domain.EditMarkers{},
-		domain.EditTrim{}, domain.EditCaptureInterval{}, domain.StartTrace{}, domain.ClaimJob{}, domain.BeginTrace{},
+		domain.EditTrim{}, domain.EditCaptureInterval{}, domain.StartTrace{}, domain.ClaimSegment{}, domain.BeginTrace{},
 		domain.RenewJob{}, domain.CompleteJob{}, domain.FailJob{}, domain.CompleteIngest{}, domain.FailIngest{}, domain.ExpireUpload{},
-		domain.ClaimSegment{}, domain.HandOffJob{}, domain.FinalizeStaleTrace{}} {
+		domain.ClaimSegment{}, domain.HandOffJob{}, domain.FinalizeStaleTrace{}, domain.EditCalibration{}, domain.ClearCalibration{}} {
 		if fmt.Sprintf("%T", c) == "domain."+kind {
 			return c
 		}

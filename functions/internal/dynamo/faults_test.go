@@ -31,6 +31,8 @@ type faulty struct {
 	movies *dynamo.MovieStore
 	frames *dynamo.FrameStore
 	ft     *faults.Transport
+	// client is the faulty client itself.
+	client *dynamodb.Client
 	// cleanFrames reads the frames table without faults.
 	cleanFrames *dynamo.FrameStore
 }
@@ -46,7 +48,7 @@ func newFaulty(t *testing.T, opts ...dynamo.Option) faulty {
 			so.Backoff = awsretry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
 		})
 	})
-	return faulty{clean: clean, movies: dynamo.NewMovieStore(fc, tables.Movies, opts...), frames: dynamo.NewFrameStore(fc, tables.Frames), ft: ft,
+	return faulty{clean: clean, movies: dynamo.NewMovieStore(fc, tables.Movies, opts...), frames: dynamo.NewFrameStore(fc, tables.Frames), ft: ft, client: fc,
 		cleanFrames: dynamo.NewFrameStore(client, tables.Frames)}
 }
 
@@ -101,7 +103,7 @@ func TestEveryWriteSurvivesALostResponse(t *testing.T) {
 			f.commitLosing(t, id, kind, domain.EditTrim{LeaseID: a, UserID: alice.ID, Now: at(2), Trim: domain.Trim{Start: 5, End: 200}})
 			f.commitLosing(t, id, kind, domain.EditCaptureInterval{LeaseID: a, UserID: alice.ID, Now: at(2), Interval: 2})
 			f.commitLosing(t, id, kind, domain.StartTrace{LeaseID: a, JobID: job, User: alice, FromFrame: 5, Now: at(3), Duration: lease})
-			claimed := f.commitLosing(t, id, kind, domain.ClaimJob{JobID: job, Token: newID(t), Now: at(4), Duration: lease})
+			claimed := f.commitLosing(t, id, kind, domain.ClaimSegment{JobID: job, Token: newID(t), Now: at(4), Duration: lease})
 			f.commitLosing(t, id, kind, domain.BeginTrace{JobFence: domain.JobFence{JobID: job, Now: at(4)}, Duration: lease, CleanBefore: 5, TotalFrames: 3})
 
 			// A fenced frame write whose answer is lost: the SDK retries the
@@ -156,8 +158,8 @@ func TestARedeliveredClaimStaysANoOp(t *testing.T) {
 	createMovie(t, f.clean, id)
 	job := newID(t)
 	apply(t, f.clean, id, domain.StartTrace{JobID: job, User: alice, FromFrame: 0, Now: t0, Duration: lease})
-	f.commitLosing(t, id, faults.Drop, domain.ClaimJob{JobID: job, Token: newID(t), Now: t0, Duration: lease})
-	refused(t, f.movies, id, domain.ClaimJob{JobID: job, Token: newID(t), Now: t0, Duration: lease}, domain.CodeAlreadyClaimed)
+	f.commitLosing(t, id, faults.Drop, domain.ClaimSegment{JobID: job, Token: newID(t), Now: t0, Duration: lease})
+	refused(t, f.movies, id, domain.ClaimSegment{JobID: job, Token: newID(t), Now: t0, Duration: lease}, domain.CodeAlreadyClaimed)
 }
 
 // TransactionConflictException (issue 12 item 2): the write collided with a

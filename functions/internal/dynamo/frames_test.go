@@ -25,7 +25,7 @@ func claimedJob(tb testing.TB, s *dynamo.MovieStore, id string) string {
 	createMovie(tb, s, id)
 	job := newID(tb)
 	apply(tb, s, id, domain.StartTrace{JobID: job, User: alice, FromFrame: 0, Now: t0, Duration: lease})
-	apply(tb, s, id, domain.ClaimJob{JobID: job, Now: t0, Duration: lease})
+	apply(tb, s, id, domain.ClaimSegment{JobID: job, Now: t0, Duration: lease})
 	return job
 }
 

@@ -35,10 +35,12 @@ type MovieStore struct {
 // Option configures a MovieStore.
 type Option func(*MovieStore)
 
-// WithConflictRetry sets how a write refused with
-// TransactionConflictException (it collided with a transaction on the same
-// row, e.g. a worker's fenced frame write, and wrote nothing) is retried.
-// The default is retry.Default: 5 tries with jittered, capped backoff.
+// WithConflictRetry sets how the store retries a write that failed for a
+// passing reason: refused with TransactionConflictException (it collided
+// with a transaction on the same row, e.g. a worker's fenced frame write,
+// and wrote nothing), or whose answer was lost (see lostanswer.go; the
+// retry's refusal is then recognised as the success it was). The default is
+// retry.Default: 5 tries with jittered, capped backoff.
 func WithConflictRetry(p retry.Policy) Option { return func(s *MovieStore) { s.retry = p } }
 
 // NewMovieStore returns a store on the named table.
@@ -141,7 +143,8 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 // names a successor (domain.Next: an opener over a stale tracing lease), the
 // successor is committed instead. A write that
 // collided with a transaction (TransactionConflictException) wrote nothing
-// and is retried (WithConflictRetry).
+// and is retried, and so is a write whose answer was lost: by the store, not
+// by the SDK (lostanswer.go, WithConflictRetry).
 func (s *MovieStore) Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error) {
 	if err := cmd.Validate(); err != nil {
 		return domain.Movie{}, err
@@ -216,9 +219,9 @@ func (s *MovieStore) commitOnce(ctx context.Context, movieID string, cmd domain.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	var out *dynamodb.UpdateItemOutput
-	err = s.retry.Do(ctx, IsTransactionConflict, func() error {
+	err = s.retry.Do(ctx, retryableWrite, func() error {
 		var err error
-		out, err = s.client.UpdateItem(ctx, in)
+		out, err = s.client.UpdateItem(ctx, in, sdkOnce)
 		return err
 	})
 	var ccf *types.ConditionalCheckFailedException

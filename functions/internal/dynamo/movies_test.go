@@ -69,8 +69,8 @@ func TestMovieLifecycleAgainstDynamoDBLocal(t *testing.T) {
 		refused(t, s, "m1", domain.EditMarkers{LeaseID: a, Now: now, Markers: nil}, domain.CodeTracingInProgress)
 	})
 	t.Run("a job is claimed exactly once", func(t *testing.T) {
-		apply(t, s, "m1", domain.ClaimJob{JobID: job, Now: now, Duration: lease})
-		refused(t, s, "m1", domain.ClaimJob{JobID: job, Now: now, Duration: lease}, domain.CodeAlreadyClaimed)
+		apply(t, s, "m1", domain.ClaimSegment{JobID: job, Now: now, Duration: lease})
+		refused(t, s, "m1", domain.ClaimSegment{JobID: job, Now: now, Duration: lease}, domain.CodeAlreadyClaimed)
 	})
 	claimed, err := s.Get(ctx, "m1")
 	if err != nil {

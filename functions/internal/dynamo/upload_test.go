@@ -76,7 +76,8 @@ func TestUploadLifecycleAgainstDynamoDBLocal(t *testing.T) {
 	if m.Status != domain.StatusIngestFailed || m.IngestFailure != domain.ExpiredUploadSummary {
 		t.Fatalf("expired: %+v", m)
 	}
-	if !domain.UploadExpired(create.Movie(), t0.Add(time.Hour)) || domain.UploadExpired(m, t0.Add(time.Hour)) {
-		t.Fatal("UploadExpired disagrees")
+	expire, fresh := domain.ExpireUpload{Now: t0.Add(time.Hour)}, create.Movie()
+	if domain.Decide(expire, &fresh) != nil || domain.Decide(expire, &m) == nil {
+		t.Fatal("ExpireUpload's precondition disagrees with the store")
 	}
 }

@@ -22,10 +22,13 @@ type FrameReader interface {
 
 // FramePage is GET /movies/{id}/frames as JSON.
 type FramePage struct {
-	Movie  DownloadMovie  `json:"movie"`
-	Trace  *DownloadTrace `json:"trace"`
-	Frames []FrameView    `json:"frames"`
-	Next   *int           `json:"next"`
+	Movie DownloadMovie  `json:"movie"`
+	Trace *DownloadTrace `json:"trace"`
+	// Coordinates says what the points' units are and carries the movie's
+	// calibration (calibrated positions: GET /movies/{id}/results).
+	Coordinates CoordinateSystem `json:"coordinates"`
+	Frames      []FrameView      `json:"frames"`
+	Next        *int             `json:"next"`
 }
 
 // DownloadMovie names the movie a download is of and the settings that
@@ -106,7 +109,11 @@ func (h *Handler) frames(w http.ResponseWriter, r *http.Request, c call) error {
 	if q.CSV {
 		return writeFramesCSV(w, m, c.now, q, page, next)
 	}
-	out := FramePage{Movie: downloadMovie(m), Trace: downloadTrace(m, c.now), Frames: make([]FrameView, len(page)), Next: next}
+	_, cs, err := coordinateSystem(m)
+	if err != nil {
+		return err
+	}
+	out := FramePage{Movie: downloadMovie(m), Trace: downloadTrace(m, c.now), Coordinates: cs, Frames: make([]FrameView, len(page)), Next: next}
 	for i, f := range page {
 		fv := FrameView{Frame: f.Index, Points: make([]PointView, len(f.Points))}
 		for j, p := range f.Points {
@@ -162,11 +169,17 @@ func writeFramesCSV(w http.ResponseWriter, m domain.Movie, now time.Time, q fram
 	}
 	w.WriteHeader(http.StatusOK)
 	// The header: "# key: value" comment lines before the column row.
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	fmt.Fprintf(w, "# movie: %s\n# movieId: %s\n# frameRate: %s\n# trim: %d-%d\n# captureInterval: %d\n",
 		commentText(m.Title), m.ID, num(m.FrameRate), m.Settings.Trim.Start, m.Settings.Trim.End, m.Settings.CaptureInterval)
 	if t := downloadTrace(m, now); t != nil {
 		fmt.Fprintf(w, "# jobId: %s\n# user: %s\n", commentText(t.JobID), commentText(t.UserName))
+	}
+	fmt.Fprint(w, "# units: x, y in fractions of the frame's width and height; px, py in pixels from the frame's top-left corner, y down; time in s\n")
+	if c := calibrationView(m); c != nil {
+		fmt.Fprintf(w, "# calibration: line (%s, %s)-(%s, %s) on frame %d = %s %s; calibrated results: GET /movies/%s/results\n",
+			num(c.Line.X1), num(c.Line.Y1), num(c.Line.X2), num(c.Line.Y2), c.Frame, num(c.Length), c.Unit, m.ID)
+	} else {
+		fmt.Fprint(w, "# calibration: none\n")
 	}
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"frame", "time", "markerId", "label", "x", "y", "px", "py", "confidence", "lost", "doubt"})

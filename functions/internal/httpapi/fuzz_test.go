@@ -213,3 +213,43 @@ func FuzzDecodeHistoryQuery(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeCalibration(f *testing.F) {
+	for _, s := range []string{
+		`{"line":{"x1":0.25,"y1":0.5,"x2":0.75,"y2":0.5},"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}}`,
+		`{"frame":3,"line":{"x1":0,"y1":0,"x2":1,"y2":0},"length":1e-3,"unit":"mm","origin":{"x":0,"y":1},"angle":-45,"yUp":false,` +
+			`"yLine":{"x1":0,"y1":0,"x2":0,"y2":1},"yLength":0.5}`,
+		`{"line":{"x1":0.3,"y1":0.3,"x2":0.3,"y2":0.3},"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}}`,
+		`{"line":{},"length":-1,"unit":"furlong","origin":{"x":2,"y":0}}`,
+		`{"line":null}`, `{}`, `[]`, ``, `{"yUp":1}`, `{"length":1e999}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := decodeCalibration(data)
+		if err != nil {
+			checkRefusal(t, data, err)
+			return
+		}
+		acceptedJSON(t, data)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%q: accepted a calibration the domain refuses: %v", data, err)
+		}
+		if _, _, err := c.Scales(640, 480); err != nil {
+			t.Fatalf("%q: accepted a calibration without scales: %v", data, err)
+		}
+		v := calibrationView(domain.Movie{Calibration: &c})
+		body := map[string]any{"frame": v.Frame, "line": v.Line, "length": v.Length, "unit": v.Unit, "origin": v.Origin, "angle": v.Angle, "yUp": v.YUp}
+		if v.YLine != nil {
+			body["yLine"], body["yLength"] = v.YLine, v.YLength
+		}
+		again, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := decodeCalibration(again)
+		if err != nil || c2 != c {
+			t.Fatalf("%q -> %s -> %+v, %v; want %+v", data, again, c2, err, c)
+		}
+	})
+}

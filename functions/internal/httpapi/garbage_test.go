@@ -23,10 +23,15 @@ type garbage struct {
 	field  string
 }
 
+// calib is a calibration body from its members; okLine a valid line.
+func calib(members string) string { return "{" + members + "}" }
+
+const okLine = `{"x1":0.25,"y1":0.5,"x2":0.75,"y2":0.5}`
+
 func markerBody(items ...string) string { return `{"markers":[` + strings.Join(items, ",") + `]}` }
 
 var garbageCases = func() []garbage {
-	const m, tr, ci, tc, rel = "/markers", "/trim", "/capture-interval", "/traces", "/analysis-lease/release"
+	const m, tr, ci, tc, rel, cal = "/markers", "/trim", "/capture-interval", "/traces", "/analysis-lease/release", "/calibration"
 	bad400 := func(name, method, path, body, field string) garbage {
 		return garbage{name: name, method: method, path: path, body: body, status: 400, code: httpapi.CodeMalformed, field: field}
 	}
@@ -89,6 +94,34 @@ var garbageCases = func() []garbage {
 		bad422("trace: fromFrame missing", "POST", tc, `{}`, "fromFrame"),
 		bad422("trace: fromFrame negative", "POST", tc, `{"fromFrame":-1}`, "fromFrame"),
 		bad422("trace: fromFrame past the trim", "POST", tc, `{"fromFrame":300}`, "fromFrame"),
+		// calibration
+		bad400("calibration: not JSON", "PUT", cal, `line=1`, "body"),
+		bad400("calibration: line not an object", "PUT", cal, `{"line":[0,0,1,1],"length":1,"unit":"m","origin":{"x":0,"y":0}}`, "line"),
+		bad400("calibration: length a string", "PUT", cal, calib(`"line":`+okLine+`,"length":"2","unit":"m","origin":{"x":0.5,"y":0.5}`), "length"),
+		bad400("calibration: length NaN", "PUT", cal, calib(`"line":`+okLine+`,"length":NaN,"unit":"m","origin":{"x":0.5,"y":0.5}`), "length"),
+		bad400("calibration: length overflows", "PUT", cal, calib(`"line":`+okLine+`,"length":1e400,"unit":"m","origin":{"x":0.5,"y":0.5}`), "length"),
+		bad400("calibration: yUp a string", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":0.5,"y":0.5},"yUp":"yes"`), "yUp"),
+		bad400("calibration: unknown field", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":0.5,"y":0.5},"scale":1`), "scale"),
+		bad400("calibration: unknown line field", "PUT", cal, calib(`"line":{"x1":0,"y1":0,"x2":1,"y2":1,"z":0},"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}`), "line.z"),
+		bad422("calibration: line missing", "PUT", cal, calib(`"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}`), "line"),
+		bad422("calibration: line end missing", "PUT", cal, calib(`"line":{"x1":0,"y1":0,"x2":1},"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}`), "line.y2"),
+		bad422("calibration: zero-length line", "PUT", cal, calib(`"line":{"x1":0.3,"y1":0.3,"x2":0.3,"y2":0.3},"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}`), "line"),
+		bad422("calibration: zero length", "PUT", cal, calib(`"line":`+okLine+`,"length":0,"unit":"m","origin":{"x":0.5,"y":0.5}`), "lineLength"),
+		bad422("calibration: negative length", "PUT", cal, calib(`"line":`+okLine+`,"length":-2,"unit":"m","origin":{"x":0.5,"y":0.5}`), "lineLength"),
+		bad422("calibration: absurd length", "PUT", cal, calib(`"line":`+okLine+`,"length":1e12,"unit":"m","origin":{"x":0.5,"y":0.5}`), "lineLength"),
+		bad422("calibration: unknown unit", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"parsec","origin":{"x":0.5,"y":0.5}`), "unit"),
+		bad422("calibration: origin outside the frame", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":1.5,"y":0.5}`), "origin"),
+		bad422("calibration: angle beyond a turn", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":0.5,"y":0.5},"angle":720`), "angle"),
+		bad422("calibration: frame past the movie", "PUT", cal, calib(`"frame":300,"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":0.5,"y":0.5}`), "frame"),
+		bad422("calibration: yLine without yLength", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":0.5,"y":0.5},"yLine":{"x1":0.5,"y1":0.1,"x2":0.5,"y2":0.9}`), "yLine"),
+		bad422("calibration: parallel lines", "PUT", cal, calib(`"line":`+okLine+`,"length":2,"unit":"m","origin":{"x":0.5,"y":0.5},"yLine":{"x1":0.1,"y1":0.9,"x2":0.6,"y2":0.9},"yLength":2`), "yLine"),
+		// results query
+		bad400("results: unknown parameter", "GET", "/results?units=cm", ``, "units"),
+		bad400("results: smooth not a number", "GET", "/results?smooth=a", ``, "smooth"),
+		bad422("results: smooth too wide", "GET", "/results?smooth=11", ``, "smooth"),
+		bad422("results: unknown layout", "GET", "/results?format=csv&layout=tall", ``, "layout"),
+		bad422("results: wide JSON", "GET", "/results?format=json&layout=wide", ``, "layout"),
+		bad422("results: unknown format", "GET", "/results?format=xlsx", ``, "format"),
 		// beacon release (sent without the page's Lease-Id header)
 		{name: "release: leaseId a number", method: "POST", path: rel, body: `{"leaseId":5}`, noCT: true, status: 400, code: httpapi.CodeMalformed, field: "leaseId"},
 		{name: "release: unknown field", method: "POST", path: rel, body: `{"lease":"x"}`, noCT: true, status: 400, code: httpapi.CodeMalformed, field: "lease"},

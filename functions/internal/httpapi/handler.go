@@ -47,11 +47,11 @@ type Config struct {
 	NewID func() string
 
 	// The movie files (uploads.go). Without Files and Catalog, POST
-	// /movies, DELETE /movies/{id} and the frame images answer 500 (and log
-	// why); TraceFrames is optional (then DELETE leaves traced frames).
-	Files       MovieFiles
-	Catalog     MovieCatalog
-	TraceFrames TraceFramesDeleter
+	// /movies and the frame images answer 500 (and log why). DELETE
+	// /movies/{id} only marks the movie deleting; the sweeper removes its
+	// files and frames (purge).
+	Files   MovieFiles
+	Catalog MovieCatalog
 	// MaxUploadBytes is the largest file POST /movies accepts
 	// (MOVIE_MAX_BYTES; default DefaultMaxUploadBytes); UploadExpiry how
 	// long its presigned PUT is valid, and after which a movie whose upload
@@ -152,9 +152,12 @@ func (h *Handler) routes() {
 	h.handle("PUT /movies/{id}/markers", identityRequired, h.editMarkers)
 	h.handle("PUT /movies/{id}/trim", identityRequired, h.editTrim)
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)
+	h.handle("PUT /movies/{id}/calibration", identityRequired, h.editCalibration)
+	h.handle("DELETE /movies/{id}/calibration", identityRequired, h.clearCalibration)
 	h.handle("POST /movies/{id}/traces", identityRequired, h.startTrace)
 	h.handle("POST /movies/{id}/traces/cancel", identityRequired, h.cancelTrace)
 	h.handle("GET /movies/{id}/frames", identityRequired, h.frames)
+	h.handle("GET /movies/{id}/results", identityRequired, h.results)
 	h.handle("GET /movies/{id}/history", identityRequired, h.history)
 	h.handle("GET /openapi.json", identityNone, h.openAPI)
 

@@ -315,7 +315,7 @@ func newAPIOn(t *testing.T, tr transport, fx *fixture, tune ...func(*httpapi.Con
 	c := httpapi.Config{
 		Movies: fx.movies, Frames: fx.frames, History: fx.audit, Auth: auth, Now: a.clock.Now,
 		LeaseDuration: leaseDuration, Logger: logging.New(a.logs, slog.LevelDebug),
-		Files: fx.files, Catalog: fx.movies, TraceFrames: fx.frames, MaxUploadBytes: testMaxUpload,
+		Files: fx.files, Catalog: fx.movies, MaxUploadBytes: testMaxUpload,
 	}
 	for _, f := range tune {
 		f(&c)
@@ -555,7 +555,7 @@ func (a *api) runJob(id string, frames []domain.Frame, finish bool) domain.Lease
 	}
 	job := *m.Lease
 	now := a.clock.Now()
-	claimed, err := a.fx.movies.Commit(ctx, id, domain.ClaimJob{JobID: job.ID, Now: now, Duration: leaseDuration})
+	claimed, err := a.fx.movies.Commit(ctx, id, domain.ClaimSegment{JobID: job.ID, Now: now, Duration: leaseDuration})
 	if err != nil {
 		a.t.Fatalf("claim: %v", err)
 	}

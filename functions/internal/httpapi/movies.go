@@ -22,6 +22,9 @@ func (h *Handler) listMovies(w http.ResponseWriter, r *http.Request, c call) err
 			slog.String("requestId", stateOf(r).requestID), slog.String("movieId", bad.MovieID),
 			slog.String("error", events.RedactIDs(bad.Error())))
 	}
+	// A deleted movie is gone for its users at once; the sweeper is still
+	// removing its files (purge).
+	movies = slices.DeleteFunc(movies, func(m domain.Movie) bool { return m.Status == domain.StatusDeleting })
 	slices.SortFunc(movies, func(a, b domain.Movie) int {
 		return cmp.Or(cmp.Compare(a.Title, b.Title), cmp.Compare(a.ID, b.ID))
 	})
@@ -37,6 +40,9 @@ func (h *Handler) getMovie(w http.ResponseWriter, r *http.Request, c call) error
 	m, err := h.cfg.Movies.Get(r.Context(), c.movieID)
 	if err != nil {
 		return err
+	}
+	if m.Status == domain.StatusDeleting {
+		return &domain.Error{Code: domain.CodeNotFound, Message: domain.NoVideoMessage(m)}
 	}
 	return writeJSON(w, http.StatusOK, detail(m, c.now, c.user))
 }

@@ -397,7 +397,7 @@ var scenarios = []scenario{
 		}
 		csv := bo.do("GET", "/movies/"+id+"/frames?format=csv", nil).want(200)
 		want := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 10-40\n# captureInterval: 5\n" +
-			"# jobId: " + ts.JobID + "\n# user: " + m.LastJob.UserName + "\n" +
+			"# jobId: " + ts.JobID + "\n# user: " + m.LastJob.UserName + "\n" + "# units: x, y in fractions of the frame's width and height; px, py in pixels from the frame's top-left corner, y down; time in s\n# calibration: none\n" +
 			"frame,time,markerId,label,x,y,px,py,confidence,lost\n" +
 			"10,0.3333333333333333,m1,tip,0.25,0.75,160,360,0.9,false\n15,0.5,m1,tip,,,,,0.1,true\n"
 		if got := string(csv.body); got != want {
@@ -445,7 +445,8 @@ var scenarios = []scenario{
 			t.Fatalf("content type %q", ct)
 		}
 		m := a.row(id)
-		head := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 0-300\n# captureInterval: 1\n"
+		head := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 0-300\n# captureInterval: 1\n" +
+			"# units: x, y in fractions of the frame's width and height; px, py in pixels from the frame's top-left corner, y down; time in s\n# calibration: none\n"
 		if got, want := string(csv.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost\n0,0,m1,tip,0.5,0.5,0,0,0,false\n1,0.03333333333333333,m1,tip,0.51,0.49,0,0,0,false\n"; got != want {
 			t.Fatalf("csv %q, want %q", got, want)
 		}

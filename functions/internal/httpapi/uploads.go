@@ -19,21 +19,12 @@ type MovieFiles interface {
 	PresignUploadURL(ctx context.Context, movieID, contentType string, size int64, expires time.Duration) (url string, headers map[string]string, err error)
 	// FrameImageURL returns a URL of frame n's image, valid for expires.
 	FrameImageURL(ctx context.Context, movieID string, n int, expires time.Duration) (string, error)
-	// DeleteFiles deletes the uploaded file and every frame image.
-	DeleteFiles(ctx context.Context, movieID string) error
 }
 
-// MovieCatalog creates and deletes movie rows (dynamo.MovieStore
-// implements it): a conditional put of a new movie, a conditional delete
-// under a guard.
+// MovieCatalog creates movie rows (dynamo.MovieStore implements it): a
+// conditional put of a new movie.
 type MovieCatalog interface {
 	Create(ctx context.Context, m domain.Movie) error
-	Delete(ctx context.Context, movieID string, g domain.Guard) (domain.Movie, error)
-}
-
-// TraceFramesDeleter deletes a movie's traced frames (dynamo.FrameStore).
-type TraceFramesDeleter interface {
-	DeleteAll(ctx context.Context, movieID string) (int, error)
 }
 
 // unconfigured stands in for missing movie files or catalog.
@@ -47,11 +38,7 @@ func (unconfigured) PresignUploadURL(context.Context, string, string, int64, tim
 func (unconfigured) FrameImageURL(context.Context, string, int, time.Duration) (string, error) {
 	return "", errUnconfigured
 }
-func (unconfigured) DeleteFiles(context.Context, string) error  { return errUnconfigured }
 func (unconfigured) Create(context.Context, domain.Movie) error { return errUnconfigured }
-func (unconfigured) Delete(context.Context, string, domain.Guard) (domain.Movie, error) {
-	return domain.Movie{}, errUnconfigured
-}
 
 // Defaults of the upload settings.
 const (
@@ -116,21 +103,15 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	})
 }
 
-// DELETE /movies/{id}: the row (one conditional delete: no live lease, else
-// 409 with the holder), then the file, the frame images and the traced
-// frames. A failure after the row is gone is a 500; what is left is
-// unreachable (and an upload still tagged pending expires by itself).
+// DELETE /movies/{id}: domain.DeleteMovie, one conditional write (no live
+// lease, else 409 with the holder) that marks the movie deleting; from then
+// on the API shows it as gone (404) and the sweeper removes its files, its
+// traced frames and at last its row (purge.Finisher), however long that
+// takes. A repeated DELETE of a deleting movie (a retry whose answer was
+// lost) is the same 204; once the row is gone it is a 404.
 func (h *Handler) deleteMovie(w http.ResponseWriter, r *http.Request, c call) error {
-	if _, err := h.cfg.Catalog.Delete(r.Context(), c.movieID, domain.DeleteMovie{Now: c.now}); err != nil {
+	if _, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.DeleteMovie{Now: c.now}); err != nil {
 		return err
-	}
-	if err := h.cfg.Files.DeleteFiles(r.Context(), c.movieID); err != nil {
-		return err
-	}
-	if h.cfg.TraceFrames != nil {
-		if _, err := h.cfg.TraceFrames.DeleteAll(r.Context(), c.movieID); err != nil {
-			return err
-		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

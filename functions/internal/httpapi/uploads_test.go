@@ -11,9 +11,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/purge"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 )
@@ -132,6 +134,19 @@ func TestCreateUploadViewDelete(t *testing.T) {
 			alice.release(id)
 			bob.do("DELETE", "/movies/"+id, nil).want(http.StatusNoContent)
 			bob.get(id).problem(http.StatusNotFound, domain.CodeNotFound)
+			// Deleting is idempotent: a retry whose answer was lost is the
+			// same 204 (issue 20 item 2).
+			bob.do("DELETE", "/movies/"+id, nil).want(http.StatusNoContent)
+			// The sweeper's clean-up (purge) removes the files, the frames
+			// and then the row; DELETE then answers 404.
+			stored, err := a.fx.movies.Get(context.Background(), id)
+			if err != nil || stored.Status != domain.StatusDeleting {
+				t.Fatalf("after DELETE: %v, %s", err, stored.Status)
+			}
+			fin := purge.Finisher{Files: a.fx.files, Frames: a.fx.frames, Rows: a.fx.movies, Grace: time.Nanosecond}
+			if gone, err := fin.Finish(context.Background(), stored, stored.UpdatedAt.Add(time.Second)); err != nil || !gone {
+				t.Fatalf("purge: %v, %v", gone, err)
+			}
 			bob.do("DELETE", "/movies/"+id, nil).problem(http.StatusNotFound, domain.CodeNotFound)
 			for _, key := range []string{s3store.UploadKey(id), s3store.FrameKey(id, 1)} {
 				if _, err := a.fx.files.Head(context.Background(), key); err != s3store.ErrNotFound {

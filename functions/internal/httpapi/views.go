@@ -123,6 +123,9 @@ type MovieDetail struct {
 	// seeded without one); IngestFailure says why it cannot be analysed.
 	Upload        *UploadInfoView `json:"upload,omitempty"`
 	IngestFailure string          `json:"ingestFailure,omitempty"`
+	// Calibration is the movie's scale and coordinate system (null: none;
+	// results are in pixels from the top-left corner, y down).
+	Calibration *CalibrationView `json:"calibration"`
 }
 
 // VideoView is an ingested movie's video; frame n's image is
@@ -186,6 +189,7 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		Video:           videoView(m),
 		Upload:          uploadInfo(m),
 		IngestFailure:   m.IngestFailure,
+		Calibration:     calibrationView(m),
 	}
 	for i, mk := range m.Settings.Markers {
 		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}

@@ -10,8 +10,8 @@ import (
 )
 
 // ExpireUploads is the sweeper's hook for uploads that never arrived: for
-// each movie of movies (a scan the sweeper already made) for which
-// domain.UploadExpired holds at now, it commits domain.ExpireUpload (one
+// each movie of movies (a scan the sweeper already made) on which
+// domain.ExpireUpload's precondition holds at now, it commits it (one
 // conditional write: still awaiting_upload and past its expiry, so an
 // ingest that finished meanwhile wins) and deletes whatever file arrived
 // too late. It returns how many movies it expired; refusals (ingested or
@@ -20,10 +20,11 @@ func (h *Handler) ExpireUploads(ctx context.Context, movies []domain.Movie, now 
 	expired := 0
 	var errs []error
 	for _, m := range movies {
-		if !domain.UploadExpired(m, now) {
+		expire := domain.ExpireUpload{Now: now}
+		if domain.Decide(expire, &m) != nil {
 			continue
 		}
-		_, err := h.opts.Movies.Commit(ctx, m.ID, domain.ExpireUpload{Now: now})
+		_, err := h.opts.Movies.Commit(ctx, m.ID, expire)
 		switch domain.ErrorCode(err) {
 		case "":
 			if err != nil {

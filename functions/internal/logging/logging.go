@@ -8,11 +8,19 @@
 // analysis lease ID quoted by an error about a stored row cannot reach a
 // log line. A few attributes name identifiers that are no capability and
 // that an operator needs whole (see PublicAttrs).
+//
+// Every string also goes through RedactURLs: a URL's query string is
+// replaced, since a presigned URL's query (X-Amz-Credential,
+// X-Amz-Signature, in AWS a session token) is a capability for as long as it
+// is valid, and tools quote the URLs they were given (ffprobe's stderr, the
+// SDK's "Post \"...\"" errors).
 package logging
 
 import (
 	"io"
 	"log/slog"
+	"regexp"
+	"strings"
 
 	"github.com/movietrace/tracinglocks/events"
 )
@@ -41,13 +49,36 @@ func Redact(_ []string, a slog.Attr) slog.Attr {
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
-		if s := a.Value.String(); events.RedactIDs(s) != s {
-			a.Value = slog.StringValue(events.RedactIDs(s))
+		if s := a.Value.String(); redact(s) != s {
+			a.Value = slog.StringValue(redact(s))
 		}
 	case slog.KindAny:
 		if err, ok := a.Value.Any().(error); ok {
-			a.Value = slog.StringValue(events.RedactIDs(err.Error()))
+			a.Value = slog.StringValue(redact(err.Error()))
 		}
 	}
 	return a
+}
+
+func redact(s string) string { return events.RedactIDs(RedactURLs(s)) }
+
+// QueryRedacted replaces a redacted URL query.
+const QueryRedacted = "?(query redacted)"
+
+var (
+	urlQuery = regexp.MustCompile(`(?i)(\bhttps?://[^\s"'<>?#]*)\?[^\s"'<>#]*`)
+	// amzParam catches a signing parameter quoted without its URL.
+	amzParam = regexp.MustCompile(`(?i)\bX-Amz-(Credential|Signature|Security-Token|SignedHeaders)=[^\s"'<>&#]*`)
+)
+
+// RedactURLs replaces the query string of every http(s) URL in s with
+// QueryRedacted, and the value of any X-Amz- signing parameter quoted
+// without its URL. Scheme, host and path stay (they name the object, which
+// authorises nothing).
+func RedactURLs(s string) string {
+	if l := strings.ToLower(s); !strings.Contains(l, "http") && !strings.Contains(l, "x-amz-") {
+		return s
+	}
+	s = urlQuery.ReplaceAllString(s, "${1}"+QueryRedacted)
+	return amzParam.ReplaceAllString(s, "X-Amz-$1=(redacted)")
 }

@@ -125,16 +125,59 @@ func (s *Store) UploadURL(ctx context.Context, movieID string, expires time.Dura
 	return s.PresignGet(ctx, UploadKey(movieID), expires)
 }
 
-// DeleteFiles deletes a movie's file, frame images and tracer checkpoints.
+// DeleteFiles deletes every object of a movie (DeleteMovieObjects).
 func (s *Store) DeleteFiles(ctx context.Context, movieID string) error {
-	if err := s.Delete(ctx, UploadKey(movieID)); err != nil {
-		return err
-	}
-	if _, err := s.DeletePrefix(ctx, FramesPrefix+movieID+"/"); err != nil {
-		return err
-	}
-	_, err := s.DeletePrefix(ctx, TrackerPrefix+movieID+"/")
+	_, err := s.DeleteMovieObjects(ctx, movieID)
 	return err
+}
+
+// DeleteMovieObjects deletes every object of a movie: its upload (UploadKey,
+// exactly) and everything under "<top>/<movieID>/" for every top-level
+// prefix of the bucket, known (frames, tracker) or not, so a layout added
+// later under a movie's own prefix is covered without naming it here. It is
+// idempotent: deleting what is gone is no error. It returns how many
+// objects it deleted.
+func (s *Store) DeleteMovieObjects(ctx context.Context, movieID string) (int, error) {
+	if movieID == "" || strings.ContainsAny(movieID, "/") {
+		return 0, fmt.Errorf("s3store: refusing to delete the files of movie %q", movieID)
+	}
+	if err := s.Delete(ctx, UploadKey(movieID)); err != nil {
+		return 0, err
+	}
+	tops, err := s.topPrefixes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, top := range tops {
+		n, err := s.DeletePrefix(ctx, top+movieID+"/")
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// topPrefixes lists the bucket's top-level "directories" (ListObjectsV2
+// with a delimiter), with the known ones always included.
+func (s *Store) topPrefixes(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{UploadPrefix: true, FramesPrefix: true, TrackerPrefix: true}
+	tops := []string{UploadPrefix, FramesPrefix, TrackerPrefix}
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Delimiter: aws.String("/")})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the top-level prefixes: %w", err)
+		}
+		for _, p := range page.CommonPrefixes {
+			if top := aws.ToString(p.Prefix); !seen[top] && top != "" && top != "/" {
+				seen[top] = true
+				tops = append(tops, top)
+			}
+		}
+	}
+	return tops, nil
 }
 
 // ClearPending removes the pending tag of a movie's file (its movie is

@@ -27,7 +27,7 @@ func thousandRecords(e *env) []lambdaevents.DynamoDBEventRecord {
 			a, job := newID(), newID()
 			e.apply(id, domain.OpenAnalysis{LeaseID: a, User: alice, Now: at, Duration: lease})
 			e.apply(id, domain.StartTrace{LeaseID: a, JobID: job, User: alice, FromFrame: 0, Now: at.Add(time.Minute), Duration: lease})
-			claimed := e.apply(id, domain.ClaimJob{JobID: job, Now: at.Add(2 * time.Minute), Duration: lease})
+			claimed := e.apply(id, domain.ClaimSegment{JobID: job, Now: at.Add(2 * time.Minute), Duration: lease})
 			fence := domain.JobFence{JobID: job, Now: at.Add(3 * time.Minute)}
 			e.apply(id, domain.BeginTrace{JobFence: fence, Duration: lease, TotalFrames: 300})
 			fence.Now = at.Add(4 * time.Minute)

@@ -53,7 +53,7 @@ func recordScenario(e *env) []batch {
 	job1 := newID()
 	at := t0.Add(2 * time.Minute)
 	e.apply(m1, domain.StartTrace{LeaseID: a1, JobID: job1, User: alice, FromFrame: 0, Now: at, Duration: lease})
-	claimed := e.apply(m1, domain.ClaimJob{JobID: job1, Now: at.Add(time.Second), Duration: lease})
+	claimed := e.apply(m1, domain.ClaimSegment{JobID: job1, Now: at.Add(time.Second), Duration: lease})
 	fence := domain.JobFence{JobID: job1, Now: at.Add(2 * time.Second)}
 	e.apply(m1, domain.BeginTrace{JobFence: fence, Duration: lease, CleanBefore: 0, TotalFrames: 300})
 	fence.Now = at.Add(time.Minute)
@@ -68,7 +68,7 @@ func recordScenario(e *env) []batch {
 	e.apply(m1, domain.EditTrim{LeaseID: a2, Now: at.Add(time.Minute), Trim: domain.Trim{Start: 10, End: 290}})
 	job2 := newID()
 	e.apply(m1, domain.StartTrace{LeaseID: a2, JobID: job2, User: bob, FromFrame: 10, Now: at.Add(2 * time.Minute), Duration: lease})
-	claimed = e.apply(m1, domain.ClaimJob{JobID: job2, Now: at.Add(3 * time.Minute), Duration: lease})
+	claimed = e.apply(m1, domain.ClaimSegment{JobID: job2, Now: at.Add(3 * time.Minute), Duration: lease})
 	fence = domain.JobFence{JobID: job2, Now: at.Add(4 * time.Minute)}
 	e.apply(m1, domain.BeginTrace{JobFence: fence, Duration: lease, CleanBefore: 10, TotalFrames: 280})
 	e.apply(m1, domain.FailJob{Job: *claimed.Lease, Now: at.Add(5 * time.Minute), FramesWritten: 7, Summary: hostileFailure})
@@ -86,11 +86,11 @@ func recordScenario(e *env) []batch {
 	e.apply(m2, domain.Heartbeat{LeaseID: a3, Now: at.Add(time.Minute), Duration: lease})
 	job4 := newID()
 	e.apply(m2, domain.StartTrace{LeaseID: a3, JobID: job4, User: bob, FromFrame: 0, Now: at.Add(2 * time.Minute), Duration: lease})
-	e.apply(m2, domain.ClaimJob{JobID: job4, Now: at.Add(3 * time.Minute), Duration: lease})
+	e.apply(m2, domain.ClaimSegment{JobID: job4, Now: at.Add(3 * time.Minute), Duration: lease})
 	at = at.Add(40 * time.Minute)
 	job5 := newID()
 	e.apply(m2, domain.StartTrace{JobID: job5, User: alice, FromFrame: 0, Now: at, Duration: lease})
-	claimed = e.apply(m2, domain.ClaimJob{JobID: job5, Now: at.Add(time.Second), Duration: lease})
+	claimed = e.apply(m2, domain.ClaimSegment{JobID: job5, Now: at.Add(time.Second), Duration: lease})
 	e.apply(m2, domain.CompleteJob{Job: *claimed.Lease, Now: at.Add(time.Minute), FramesWritten: 300})
 	cut("takeover")
 	return out

@@ -48,7 +48,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	}
 
 	// The worker claims, renews and completes: one completed item, no message.
-	claimed := e.apply(id, domain.ClaimJob{JobID: job, Now: startAt.Add(time.Second), Duration: lease})
+	claimed := e.apply(id, domain.ClaimSegment{JobID: job, Now: startAt.Add(time.Second), Duration: lease})
 	e.apply(id, domain.RenewJob{JobFence: domain.JobFence{JobID: job, Now: startAt.Add(time.Minute)}, Duration: lease, FramesWritten: 50})
 	done := e.apply(id, domain.CompleteJob{Job: *claimed.Lease, Now: startAt.Add(2 * time.Minute), FramesWritten: 145})
 	e.mustHandle(e.read())
@@ -68,7 +68,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	e.apply(id, domain.OpenAnalysis{LeaseID: analysis2, User: bob, Now: at, Duration: lease})
 	job2 := newID()
 	e.apply(id, domain.StartTrace{LeaseID: analysis2, JobID: job2, User: bob, FromFrame: 0, Now: at.Add(time.Minute), Duration: lease})
-	claimed = e.apply(id, domain.ClaimJob{JobID: job2, Now: at.Add(2 * time.Minute), Duration: lease})
+	claimed = e.apply(id, domain.ClaimSegment{JobID: job2, Now: at.Add(2 * time.Minute), Duration: lease})
 	e.apply(id, domain.FailJob{Job: *claimed.Lease, Now: at.Add(3 * time.Minute), FramesWritten: 3, Summary: hostileFailure})
 	recs = e.read()
 	e.mustHandle(recs)

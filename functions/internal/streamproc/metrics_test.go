@@ -31,7 +31,7 @@ func TestBatchMetricsAreEMF(t *testing.T) {
 		return e.apply(id, domain.StartTrace{JobID: newID(), User: alice, Now: at, Duration: lease})
 	}
 	claim := func(id string, m domain.Movie, at time.Time) domain.Lease {
-		return *e.apply(id, domain.ClaimJob{JobID: m.Lease.ID, Now: at, Duration: lease}).Lease
+		return *e.apply(id, domain.ClaimSegment{JobID: m.Lease.ID, Now: at, Duration: lease}).Lease
 	}
 	for _, id := range []string{"done", "failed", "cancelled", "abandoned"} {
 		e.createMovie("metrics-"+id, t0)

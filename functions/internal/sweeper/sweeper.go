@@ -28,15 +28,15 @@ type Movies interface {
 // nothing.
 type Rule func(m domain.Movie, now time.Time) domain.Command
 
-// StaleTrace is the rule for a stale tracing lease: FinalizeStaleTrace with
-// the lease and progress as read (the command's precondition holds only if
-// neither changed).
+// StaleTrace is the rule for a stale tracing lease (domain.TraceStale):
+// FinalizeStaleTrace with the lease and progress as read
+// (domain.StaleTraceAt; the command's precondition holds only if neither
+// changed).
 func StaleTrace(m domain.Movie, now time.Time) domain.Command {
-	l := m.Lease
-	if l == nil || l.Kind != domain.LeaseTracing || l.LiveAt(now) {
-		return nil
+	if f, ok := domain.StaleTraceAt(m, now); ok {
+		return f
 	}
-	return domain.FinalizeStaleTrace{Job: *l, FramesWritten: m.Progress.FramesWritten, Now: now}
+	return nil
 }
 
 // Hook runs once per sweep on the sweep's listing, after the rules, for work

@@ -15,16 +15,13 @@ import (
 	"time"
 )
 
-// SupportedCodecs are the video codecs Probe accepts (ffmpeg's names). Any
-// other codec is refused with an *UnsupportedCodecError, so a movie becomes
-// ready only if every reader (the tracer, the frame images) can decode it.
-var SupportedCodecs = map[string]bool{
-	"h264": true, "hevc": true, "mpeg4": true, "mpeg2video": true, "mpeg1video": true,
-	"vp8": true, "vp9": true, "av1": true, "ffv1": true, "mjpeg": true, "prores": true,
-	"rawvideo": true, "dnxhd": true, "h263": true, "theora": true, "png": true, "qtrle": true,
-}
+// Any codec the bundled ffmpeg decodes is accepted: every reader reads the
+// movie's rendition (H.264 chunks, see package media), never the upload, so
+// the upload's codec only has to be decodable once, by the ingest. A codec
+// ffprobe cannot name, or that the ingest's decoder refuses, is an
+// *UnsupportedCodecError.
 
-// UnsupportedCodecError names a codec Probe refused. errors.Is(err,
+// UnsupportedCodecError names a codec that cannot be decoded. errors.Is(err,
 // ErrUnsupportedCodec) holds for it.
 type UnsupportedCodecError struct{ Codec string }
 
@@ -130,9 +127,17 @@ type probeOutput struct {
 		NbFrames      string `json:"nb_frames"`
 		NbReadPackets string `json:"nb_read_packets"`
 		Duration      string `json:"duration"`
+		SampleAspect  string `json:"sample_aspect_ratio"`
 		Disposition   struct {
 			AttachedPic int `json:"attached_pic"`
 		} `json:"disposition"`
+		Tags struct {
+			Rotate string `json:"rotate"`
+		} `json:"tags"`
+		SideData []struct {
+			Type     string   `json:"side_data_type"`
+			Rotation *float64 `json:"rotation"`
+		} `json:"side_data_list"`
 	} `json:"streams"`
 	Format struct {
 		FormatName string `json:"format_name"`
@@ -154,7 +159,7 @@ func parseProbe(data []byte) (Info, error) {
 		if s.CodecType != "video" || s.Disposition.AttachedPic != 0 {
 			continue
 		}
-		if !SupportedCodecs[s.CodecName] {
+		if s.CodecName == "" || s.CodecName == "none" || safeName(s.CodecName) != s.CodecName {
 			return Info{}, &UnsupportedCodecError{Codec: safeName(s.CodecName)}
 		}
 		if s.Width <= 0 || s.Height <= 0 {
@@ -189,9 +194,39 @@ func parseProbe(data []byte) (Info, error) {
 		if d <= 0 {
 			d = time.Duration(math.Round(float64(frames) / rate * float64(time.Second)))
 		}
-		return Info{FrameCount: frames, FrameRate: rate, Width: s.Width, Height: s.Height, Duration: d, Codec: s.CodecName}, nil
+		rot := 0
+		if r, err := strconv.Atoi(s.Tags.Rotate); err == nil {
+			rot = r
+		}
+		for _, sd := range s.SideData {
+			if sd.Rotation != nil && !math.IsNaN(*sd.Rotation) && math.Abs(*sd.Rotation) <= 1e6 {
+				rot = int(math.Round(*sd.Rotation))
+			}
+		}
+		rot = ((rot % 360) + 360) % 360 // clockwise display rotation is -rot; only its multiple of 90 matters
+		sarN, sarD := 1, 1
+		if n, d, ok := aspect(s.SampleAspect); ok {
+			sarN, sarD = n, d
+		}
+		return Info{FrameCount: frames, FrameRate: rate, Width: s.Width, Height: s.Height, Duration: d, Codec: s.CodecName,
+			Rotation: rot, SampleAspect: [2]int{sarN, sarD}}, nil
 	}
 	return Info{}, fmt.Errorf("%w: no video stream", ErrNotVideo)
+}
+
+// aspect parses a sample aspect ratio "num:den" (ffprobe prints "0:1" or
+// "N/A" when unknown); ok is false for those and for absurd ratios.
+func aspect(s string) (num, den int, ok bool) {
+	a, b, found := strings.Cut(s, ":")
+	if !found {
+		return 0, 0, false
+	}
+	n, err1 := strconv.Atoi(a)
+	d, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || n <= 0 || d <= 0 || n > 100*d || d > 100*n {
+		return 0, 0, false
+	}
+	return n, d, true
 }
 
 func count(s string) (int, error) {

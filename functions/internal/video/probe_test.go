@@ -28,6 +28,7 @@ func TestParseProbe(t *testing.T) {
 		"zero frames":     {`"nb_frames":"1800","nb_read_packets":"1800"`, `"nb_read_packets":"0"`, ErrNoFrames},
 		"fewer than told": {`"nb_read_packets":"1800"`, `"nb_read_packets":"900"`, ErrTruncated},
 		"odd codec":       {`"codec_name":"h264"`, `"codec_name":"<script>alert(1)</script>"`, ErrUnsupportedCodec},
+		"no codec":        {`"codec_name":"h264"`, `"codec_name":""`, ErrUnsupportedCodec},
 		"huge":            {`"width":1920`, `"width":100000`, ErrTooLarge},
 		"no size":         {`"width":1920`, `"width":0`, ErrNotVideo},
 		"still image":     {`"format_name":"mov,mp4,m4a,3gp,3g2,mj2"`, `"format_name":"png_pipe"`, ErrNotVideo},
@@ -49,6 +50,18 @@ func TestParseProbe(t *testing.T) {
 	if err != nil || math.Abs(info.FrameRate-29.97003) > 1e-4 || info.Duration.Milliseconds() != 60080 {
 		t.Fatalf("%+v %v", info, err)
 	}
+	// Rotation (the display matrix wins over the old rotate tag) and sample aspect.
+	info, err = parseProbe([]byte(strings.Replace(sampleProbe, `"duration":"60.060000",`,
+		`"duration":"60.060000","sample_aspect_ratio":"16:15","tags":{"rotate":"180"},"side_data_list":[{"side_data_type":"Display Matrix","rotation":-90}],`, 1)))
+	if err != nil || info.Rotation != 270 || info.SampleAspect != [2]int{16, 15} {
+		t.Fatalf("rotation/aspect: %+v %v", info, err)
+	}
+	for _, sar := range []string{"0:1", "N/A", "1:0", "-4:3", "1000:1"} {
+		info, err = parseProbe([]byte(strings.Replace(sampleProbe, `"duration":"60.060000",`, `"duration":"60.060000","sample_aspect_ratio":"`+sar+`",`, 1)))
+		if err != nil || info.SampleAspect != [2]int{1, 1} {
+			t.Errorf("sar %q: %+v %v", sar, info, err)
+		}
+	}
 	for _, bad := range []string{"", "null", "[]", `{"streams":"x"}`, `{"streams":[{"codec_type":"video","width":-1}]}`} {
 		if _, err := parseProbe([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -60,6 +73,7 @@ func FuzzParseProbe(f *testing.F) {
 	f.Add([]byte(sampleProbe))
 	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"vp9","width":2,"height":2,"avg_frame_rate":"1e308/1e-308","nb_read_packets":"1"}]}`))
 	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"h264","width":2,"height":2,"r_frame_rate":"NaN","nb_read_packets":"-1"}]}`))
+	f.Add([]byte(strings.Replace(sampleProbe, `"duration":"60.060000",`, `"duration":"60.060000","sample_aspect_ratio":"16:15","tags":{"rotate":"90"},"side_data_list":[{"side_data_type":"Display Matrix","rotation":-90}],`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		info, err := parseProbe(data)
 		if err != nil {
@@ -67,7 +81,8 @@ func FuzzParseProbe(f *testing.F) {
 		}
 		if info.FrameCount <= 0 || info.FrameCount > MaxFrames || info.Width <= 0 || info.Height <= 0 ||
 			info.Width > MaxDimension || info.Height > MaxDimension || !(info.FrameRate > 0) ||
-			info.FrameRate > MaxFrameRate || info.Duration <= 0 || !SupportedCodecs[info.Codec] {
+			info.FrameRate > MaxFrameRate || info.Duration <= 0 || info.Codec == "" || safeName(info.Codec) != info.Codec ||
+			info.Rotation < 0 || info.Rotation >= 360 || info.SampleAspect[0] <= 0 || info.SampleAspect[1] <= 0 {
 			t.Fatalf("accepted an impossible video: %+v", info)
 		}
 	})

@@ -34,6 +34,11 @@ type Info struct {
 	Width, Height int
 	Duration      time.Duration
 	Codec         string // ffmpeg's codec name, e.g. "h264"
+	// Rotation is the display matrix's rotation in degrees, in [0, 360)
+	// (ffmpeg applies it when decoding: autorotate); SampleAspect the
+	// pixels' aspect ratio {num, den} ({1, 1}: square).
+	Rotation     int
+	SampleAspect [2]int
 }
 
 // Frame is one decoded frame. Gray holds Width*Height 8-bit luma samples,

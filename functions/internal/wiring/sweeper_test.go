@@ -49,7 +49,7 @@ func TestSweeperExpiresUploads(t *testing.T) {
 	mk("fresh", now.Add(time.Hour))
 
 	cfg := config.Config{Tables: config.Tables(tables)}
-	s, err := Sweeper(cfg, awsclients.Clients{DynamoDB: ddb}, slog.New(slog.DiscardHandler), files)
+	s, err := Sweeper(cfg, awsclients.Clients{DynamoDB: ddb}, slog.New(slog.DiscardHandler), files, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

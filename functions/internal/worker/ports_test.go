@@ -19,7 +19,7 @@ func TestFencedWriteTouchesAFrameOnce(t *testing.T) {
 			e.createMovie("mp", 10)
 			job := e.start("mp", alice, 0, e.now(), lease)
 			ctx := context.Background()
-			if _, err := e.store.Commit(ctx, "mp", domain.ClaimJob{JobID: job.JobID, Now: e.now(), Duration: lease}); err != nil {
+			if _, err := e.store.Commit(ctx, "mp", domain.ClaimSegment{JobID: job.JobID, Now: e.now(), Duration: lease}); err != nil {
 				t.Fatal(err)
 			}
 			fence := domain.JobFence{JobID: job.JobID, Now: e.now()}

@@ -78,6 +78,11 @@ type Options struct {
 	// SweepEvery is how often the sweeper finalises stale tracing leases
 	// nobody took over (default 30 s; every 5 minutes in AWS).
 	SweepEvery time.Duration
+	// PurgeGrace is how long a deleted movie's row stays (deleting) while
+	// the sweeper removes its files, so that a writer that raced the delete
+	// is cleaned up too (default 1 minute; purge.DefaultGrace in AWS, longer
+	// than a Lambda can run; locally every writer is in this process).
+	PurgeGrace time.Duration
 	// ReadHeaderTimeout and IdleTimeout of the HTTP server (defaults
 	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
 	ReadHeaderTimeout time.Duration
@@ -134,6 +139,9 @@ func (o *Options) defaults() error {
 	}
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 30 * time.Second
+	}
+	if o.PurgeGrace <= 0 {
+		o.PurgeGrace = time.Minute
 	}
 	if o.WorkerInvocation <= 0 {
 		o.WorkerInvocation = DefaultWorkerInvocation

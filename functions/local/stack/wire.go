@@ -54,7 +54,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	api, err := httpapi.New(httpapi.Config{
 		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
 		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
-		Files: s.Files, Catalog: s.Movies, TraceFrames: frames, MaxUploadBytes: opts.MaxUploadBytes,
+		Files: s.Files, Catalog: s.Movies, MaxUploadBytes: opts.MaxUploadBytes,
 	})
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)
@@ -85,7 +85,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	if err != nil {
 		return parts{}, err
 	}
-	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"), s.Files)
+	sw, err := wiring.Sweeper(cfg, clients, opts.Log.With("component", "sweeper"), s.Files, opts.PurgeGrace)
 	if err != nil {
 		return parts{}, err
 	}

@@ -16,11 +16,17 @@ import (
 type Counter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// names and calls: see Named.
+	names map[string]string
+	calls map[string]int
 }
 
 // APIOption is the option to append to a client's APIOptions, e.g.
 // dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.APIOption) }).
 func (c *Counter) APIOption(stack *middleware.Stack) error {
+	if err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("awscount-resources", c.initialize), middleware.Before); err != nil {
+		return err
+	}
 	// Deserialize runs once per attempt, after retries are decided.
 	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("awscount",
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
@@ -68,4 +74,5 @@ func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts = nil
+	c.calls = nil
 }

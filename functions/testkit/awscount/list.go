@@ -10,7 +10,8 @@ import (
 // CompareWithList compares the operations counted so far with the list in
 // path (functions/<name>/testdata/aws-operations.txt: one operation per
 // line, # comments; a "presigned X" line is an operation the function only
-// signs, which a counter cannot see, and is skipped). unlisted are counted
+// signs, which a counter cannot see, and is skipped; with a counter made by
+// Named a line is "<operation> <resource>", see Named). unlisted are counted
 // operations the list lacks, unseen listed ones never counted.
 func (c *Counter) CompareWithList(path string) (unlisted, unseen []string, err error) {
 	f, err := os.Open(path)
@@ -29,7 +30,12 @@ func (c *Counter) CompareWithList(path string) (unlisted, unseen []string, err e
 	if err := sc.Err(); err != nil {
 		return nil, nil, err
 	}
+	// A counter made by Named compares whole "<operation> <resource>"
+	// lines; a plain one, operation names.
 	counts := c.Snapshot()
+	if c.names != nil {
+		counts = c.Calls()
+	}
 	for op := range counts {
 		if !listed[op] {
 			unlisted = append(unlisted, op)

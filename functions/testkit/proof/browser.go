@@ -74,9 +74,9 @@ func (c *client) browse() {
 			}
 			out := look(c.command(domain.StartTrace{LeaseID: l, JobID: job, User: c.user, FromFrame: from, Now: c.now(), Duration: d}))
 			if out.Accepted() || out.Unknown {
-				c.h.send(job)
+				c.h.send(delivery{job: job})
 				if c.chance(0.25) {
-					c.h.send(job) // SQS delivers at least once
+					c.h.send(delivery{job: job}) // SQS delivers at least once
 				}
 				if l == cur {
 					drop()

@@ -106,7 +106,7 @@ func at(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond
 func (f *fab) startJob() {
 	f.legit(0, domain.OpenAnalysis{LeaseID: leaseA, User: ada, Now: at(10), Duration: lease})
 	f.legit(0, domain.StartTrace{LeaseID: leaseA, JobID: jobJ, User: ada, FromFrame: 0, Now: at(20), Duration: lease})
-	f.legit(2, domain.ClaimJob{JobID: jobJ, Now: at(30), Duration: lease})
+	f.legit(2, domain.ClaimSegment{JobID: jobJ, Now: at(30), Duration: lease})
 }
 
 func TestChecksCatchFabricatedViolations(t *testing.T) {
@@ -167,7 +167,7 @@ func TestChecksCatchFabricatedViolations(t *testing.T) {
 		}, false, "was refused"},
 		{"a job claimed twice", func(f *fab) {
 			f.startJob()
-			f.forced(2, domain.ClaimJob{JobID: jobJ, Now: at(40), Duration: lease})
+			f.forced(2, domain.ClaimSegment{JobID: jobJ, Now: at(40), Duration: lease})
 		}, true, "a second time"},
 		{"a stale read", func(f *fab) {
 			initial := f.state

@@ -46,7 +46,9 @@
 //     replaced or removed, and its fenced frame writes are never called after
 //     the write that replaced its lease returned; a refused frame write never
 //     lands in the frames table;
-//   - each job is claimed at most once, and only after it was started;
+//   - each segment of a job is claimed at most once (ClaimSegment, as the
+//     production worker claims), only after the job was started, and only
+//     while the row carries the job's tracing lease;
 //   - every read returns a committed row, no older than any write that
 //     returned before the read was called.
 //

@@ -150,20 +150,20 @@ type harness struct {
 	ops          atomic.Int64
 
 	mu    sync.Mutex
-	queue []string // job IDs "sent" to workers, as SQS would deliver them
+	queue []delivery // segments "sent" to workers, as SQS would deliver them
 }
 
-func (h *harness) send(jobID string) {
+func (h *harness) send(d delivery) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.queue = append(h.queue, jobID)
+	h.queue = append(h.queue, d)
 }
 
-func (h *harness) receive() (string, bool) {
+func (h *harness) receive() (delivery, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.queue) == 0 {
-		return "", false
+		return delivery{}, false
 	}
 	id := h.queue[0]
 	h.queue = h.queue[1:]

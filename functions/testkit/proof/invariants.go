@@ -22,6 +22,10 @@ type Stats struct {
 	// Replays counts accepted commands that wrote nothing because the row
 	// already showed them done (domain.Replayed).
 	Replays int
+	// HandOffs counts accepted HandOffJob writes, Continuations accepted
+	// claims of a later segment (ClaimSegment with Segment > 0), Sweeps
+	// accepted FinalizeStaleTrace writes (the sweeper's).
+	HandOffs, Continuations, Sweeps int
 }
 
 // Add accumulates s2 into s.
@@ -36,6 +40,9 @@ func (s *Stats) Add(s2 Stats) {
 	s.EarlyTakeovers += s2.EarlyTakeovers
 	s.Fenced += s2.Fenced
 	s.Replays += s2.Replays
+	s.HandOffs += s2.HandOffs
+	s.Continuations += s2.Continuations
+	s.Sweeps += s2.Sweeps
 }
 
 // Invariants checks a history against the protocol's invariants (see the
@@ -57,7 +64,7 @@ type checker struct {
 	writes   []*Op                  // accepted commands, by version
 	replaced map[string]*Op         // job ID -> the accepted write that replaced or removed its lease
 	started  map[string]bool        // job IDs of accepted StartTrace writes
-	claims   map[string]*Op         // job ID -> its accepted claim
+	claims   map[string]*Op         // job ID -> its first accepted claim; claimKey (job and segment) -> that segment's
 	renewer  map[string]int         // lease ID -> client whose write last set its expiry
 	states   map[int64]domain.Movie // every committed row, by version
 	missing  map[int64]bool         // versions committed by writes whose outcome is unknown

@@ -215,8 +215,12 @@ func DescribeCall(c Call, base time.Time) string {
 		return fmt.Sprintf("EditCaptureInterval(%s, %d, now %s)", short(x.LeaseID), x.Interval, rel(x.Now, base))
 	case domain.StartTrace:
 		return fmt.Sprintf("StartTrace(%s, job %s, from %d, now %s)", short(x.LeaseID), short(x.JobID), x.FromFrame, rel(x.Now, base))
-	case domain.ClaimJob:
-		return fmt.Sprintf("ClaimJob(%s, now %s)", short(x.JobID), rel(x.Now, base))
+	case domain.ClaimSegment:
+		return fmt.Sprintf("ClaimSegment(%s, segment %d, now %s)", short(x.JobID), x.Segment, rel(x.Now, base))
+	case domain.HandOffJob:
+		return fmt.Sprintf("HandOffJob(%s, segment %d, written %d, clean %d, now %s)", short(x.JobID), x.Segment, x.FramesWritten, x.CleanBefore, rel(x.Now, base))
+	case domain.FinalizeStaleTrace:
+		return fmt.Sprintf("FinalizeStaleTrace(%s, written %d, now %s)", short(x.Job.ID), x.FramesWritten, rel(x.Now, base))
 	case domain.BeginTrace:
 		return fmt.Sprintf("BeginTrace(%s, clean %d, total %d, now %s)", short(x.JobID), x.CleanBefore, x.TotalFrames, rel(x.Now, base))
 	case domain.RenewJob:

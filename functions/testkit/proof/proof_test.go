@@ -127,6 +127,8 @@ func TestLinearizable(t *testing.T) {
 	t.Logf("checked %d histories in %s (porcupine+invariants %s): %d failed, %d violations", n, elapsed.Round(time.Millisecond), checkTime.Round(time.Millisecond), failed, violations)
 	t.Logf("ops %d: accepted %d, refused %d, unknown %d; reads %d, frame writes %d; stale takeovers %d (%d early by the holder's clock), fenced %d",
 		total.Ops, total.Accepted, total.Refused, total.Unknown, total.Reads, total.FrameWrites, total.Takeovers, total.EarlyTakeovers, total.Fenced)
+	t.Logf("segments: %d hand-offs, %d continuations claimed; %d stale traces finalised by the sweeper's rule",
+		total.HandOffs, total.Continuations, total.Sweeps)
 	if err := proof.AppendCounts("histories", n, "violations", violations, "ops", total.Ops,
 		"frame_writes", total.FrameWrites, "takeovers", total.Takeovers, "early_takeovers", total.EarlyTakeovers, "fenced", total.Fenced); err != nil {
 		t.Errorf("append counts: %v", err)
@@ -139,5 +141,8 @@ func TestLinearizable(t *testing.T) {
 	}
 	if n > fastHistories && (total.FrameWrites == 0 || total.Fenced == 0) {
 		t.Errorf("no worker got as far as fenced frame writes: %+v", total)
+	}
+	if n > fastHistories && (total.HandOffs == 0 || total.Continuations == 0 || total.Sweeps == 0) {
+		t.Errorf("no job ran as segments, or no stale trace was swept: %+v", total)
 	}
 }

@@ -24,7 +24,9 @@ func commandNow(cmd domain.Command) time.Time {
 		return x.Now
 	case domain.StartTrace:
 		return x.Now
-	case domain.ClaimJob:
+	case domain.ClaimSegment:
+		return x.Now
+	case domain.HandOffJob:
 		return x.Now
 	case domain.BeginTrace:
 		return x.Now
@@ -43,7 +45,9 @@ func commandNow(cmd domain.Command) time.Time {
 // jobOf returns the job ID a worker command acts for, or "".
 func jobOf(cmd domain.Command) string {
 	switch x := cmd.(type) {
-	case domain.ClaimJob:
+	case domain.ClaimSegment:
+		return x.JobID
+	case domain.HandOffJob:
 		return x.JobID
 	case domain.BeginTrace:
 		return x.JobID
@@ -138,16 +142,20 @@ func (c *checker) step(w *Op, prev, next domain.Movie) {
 		if r := c.replaced[job]; r != nil {
 			c.fail(w, "landed for job %s after its lease was replaced by op %d", short(job), r.ID)
 		}
-		if !holds(domain.LeaseTracing, job) {
-			c.fail(w, "landed without job %s's live tracing lease (row had %s)", short(job), describeLease(pl, now))
-		}
-		if _, claim := cmd.(domain.ClaimJob); claim {
-			if first := c.claims[job]; first != nil {
-				c.fail(w, "claimed job %s a second time (first claim: op %d)", short(job), first.ID)
+		if claim, ok := cmd.(domain.ClaimSegment); ok {
+			// A claim may revive the job's stale lease (a job that waited in
+			// the queue past its lease), never another lease.
+			if pl == nil || pl.Kind != domain.LeaseTracing || pl.ID != job {
+				c.fail(w, "claimed job %s without its tracing lease (row had %s)", short(job), describeLease(pl, now))
+			}
+			if first := c.claims[claimKey(claim)]; first != nil {
+				c.fail(w, "claimed segment %d of job %s a second time (first claim: op %d)", claim.Segment, short(job), first.ID)
 			}
 			if !c.started[job] {
 				c.fail(w, "claimed job %s, which no accepted StartTrace created", short(job))
 			}
+		} else if !holds(domain.LeaseTracing, job) {
+			c.fail(w, "landed without job %s's live tracing lease (row had %s)", short(job), describeLease(pl, now))
 		} else if pl != nil && !pl.Claimed {
 			c.fail(w, "landed for job %s before any claim", short(job))
 		}
@@ -159,9 +167,18 @@ func (c *checker) track(w *Op, prev, next domain.Movie) {
 	switch x := w.Call.Cmd.(type) {
 	case domain.StartTrace:
 		c.started[x.JobID] = true
-	case domain.ClaimJob:
-		if c.claims[x.JobID] == nil {
-			c.claims[x.JobID] = w
+	case domain.HandOffJob:
+		c.stats.HandOffs++
+	case domain.FinalizeStaleTrace:
+		c.stats.Sweeps++
+	case domain.ClaimSegment:
+		if x.Segment > 0 {
+			c.stats.Continuations++
+		}
+		for _, k := range []string{claimKey(x), x.JobID} {
+			if c.claims[k] == nil {
+				c.claims[k] = w
+			}
 		}
 	}
 	if pl := prev.Lease; pl != nil && pl.Kind == domain.LeaseTracing && (next.Lease == nil || next.Lease.ID != pl.ID) {
@@ -184,3 +201,6 @@ func describeLease(l *domain.Lease, now time.Time) string {
 	}
 	return fmt.Sprintf("the %s %s lease %s", state, l.Kind, short(l.ID))
 }
+
+// claimKey names one segment of one job.
+func claimKey(c domain.ClaimSegment) string { return fmt.Sprintf("%s/%d", c.JobID, c.Segment) }

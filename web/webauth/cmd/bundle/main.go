@@ -40,7 +40,7 @@ func run() error {
 	if err := bundle.EnsurePackages(context.Background(), *tools); err != nil {
 		return err
 	}
-	dir := filepath.Join(root, "functions", "local", "webauth")
+	dir := filepath.Join(root, "web", "webauth")
 	js, err := bundle.Build(filepath.Join(dir, "src", "auth.js"), bundle.NodeModules(*tools))
 	if err != nil {
 		return err

@@ -1,0 +1,240 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/movietrace/tracinglocks/functions/internal/video"
+)
+
+// Encoding of the rendition: libx264 "veryfast" at CRF 20 (measured in
+// docs/media.md: 0.7-1.2x the upload's bytes on real and generated
+// footage, where "ultrafast" took 2.3x), one keyframe per chunk.
+const (
+	x264Preset = "veryfast"
+	x264CRF    = "20"
+)
+
+// PrepareOptions describe one range of a movie's preparation.
+type PrepareOptions struct {
+	// ChunkFrames is the chunk size (DefaultChunkFrames when 0).
+	ChunkFrames int
+	// FromFrame is the first frame to prepare, a multiple of ChunkFrames:
+	// the frames before it are prepared already.
+	FromFrame int
+	// ExpectedFrames is the probe's frame count: the chunk boundaries are
+	// listed up to it (and a little past, should the decoder give more).
+	ExpectedFrames int
+	// FrameRate is the rendition's constant rate.
+	FrameRate float64
+	// Timing, when set (a constant-rate upload), makes a range that starts
+	// after frame 0 seek instead of decoding every frame before it.
+	Timing video.Timing
+	// Deadline: no chunk is started after it; the range ends with the
+	// chunks finished by then.
+	Deadline time.Time
+	// TempDir holds the chunks until they are stored (os.TempDir when "").
+	TempDir string
+}
+
+// Chunk is one finished chunk, a local file until Prepare returns.
+type Chunk struct {
+	Index int
+	Path  string
+}
+
+// Prepared is what a range did.
+type Prepared struct {
+	// NextFrame is the first frame not prepared: every chunk below
+	// NextFrame/ChunkFrames was stored.
+	NextFrame int
+	// Done: the movie ended in this range; NextFrame is its frame count.
+	Done bool
+	// Width and Height are the rendition's frame size, read from a chunk
+	// of this range (0 when it stored none).
+	Width, Height int
+}
+
+// ErrNoProgress: a range ended (its deadline passed) before it finished a
+// single chunk; a longer budget is needed.
+var ErrNoProgress = errors.New("media: the range finished no chunk before its deadline")
+
+// Prepare decodes src from o.FromFrame and writes the rendition's chunks,
+// calling store for each finished chunk in order (store must be idempotent:
+// a chunk's key is fixed, so a redone range writes the same objects). It
+// stops at o.Deadline or at the end of the movie. One ffmpeg process decodes
+// (autorotate on, sample aspect applied, passthrough sync) and encodes
+// (libx264, a keyframe every ChunkFrames frames) into the segment muxer;
+// finished chunks are stored while later ones are encoded.
+func Prepare(ctx context.Context, src string, o PrepareOptions, store func(context.Context, Chunk) error) (Prepared, error) {
+	n := o.ChunkFrames
+	if n == 0 {
+		n = DefaultChunkFrames
+	}
+	if n < 1 || o.FromFrame < 0 || o.FromFrame%n != 0 || !(o.FrameRate > 0) || o.ExpectedFrames < 0 {
+		return Prepared{}, fmt.Errorf("media: invalid prepare options %+v", o)
+	}
+	in, err := video.InputArgs(src)
+	if err != nil {
+		return Prepared{}, err
+	}
+	bin, err := video.FFmpegPath()
+	if err != nil {
+		return Prepared{}, err
+	}
+	dir, err := os.MkdirTemp(o.TempDir, "chunks-")
+	if err != nil {
+		return Prepared{}, err
+	}
+	defer os.RemoveAll(dir)
+
+	first := o.FromFrame / n
+	var seek []string
+	skip := o.FromFrame
+	if o.Timing.Rate > 0 && o.FromFrame > 0 {
+		at := o.Timing.Offset + (float64(o.FromFrame)-0.5)/o.Timing.Rate
+		seek = []string{"-accurate_seek", "-ss", strconv.FormatFloat(at, 'f', 6, 64)}
+		skip = 0
+	}
+	filter := ""
+	if skip > 0 {
+		filter = "select='gte(n," + strconv.Itoa(skip) + ")',"
+	}
+	filter += "scale='trunc(iw*sar/2)*2':'trunc(ih/2)*2',setsar=1,format=yuv420p,setpts=N/(" +
+		strconv.FormatFloat(o.FrameRate, 'f', 6, 64) + "*TB)"
+	// Chunk boundaries, counted from this range's first frame.
+	remaining := max(o.ExpectedFrames-o.FromFrame, 0) + 4*n
+	var cuts []string
+	for f := n; f < remaining; f += n {
+		cuts = append(cuts, strconv.Itoa(f))
+	}
+	args := append(append([]string{"-nostdin", "-hide_banner", "-v", "error"}, seek...), in...)
+	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-vsync", "passthrough", "-vf", filter,
+		"-c:v", "libx264", "-preset", x264Preset, "-crf", x264CRF, "-pix_fmt", "yuv420p",
+		"-g", strconv.Itoa(n), "-keyint_min", strconv.Itoa(n), "-sc_threshold", "0",
+		"-force_key_frames", "expr:eq(mod(n,"+strconv.Itoa(n)+"),0)",
+		"-f", "segment", "-segment_start_number", strconv.Itoa(first), "-reset_timestamps", "1",
+		"-segment_format", "mp4", "-segment_list", filepath.Join(dir, "list.csv"), "-segment_list_type", "csv")
+	if len(cuts) > 0 {
+		args = append(args, "-segment_frames", strings.Join(cuts, ","))
+	} else {
+		args = append(args, "-segment_time", "1e9")
+	}
+	args = append(args, filepath.Join(dir, "c%09d.mp4"))
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	cmd := exec.CommandContext(runCtx, bin, args...)
+	stderr := video.NewTail(4096)
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return Prepared{}, fmt.Errorf("media: start ffmpeg: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	res := Prepared{NextFrame: o.FromFrame}
+	stored := 0    // chunks of this range stored, from first
+	lastPath := "" // the last stored chunk, kept to count its frames
+	storeFinished := func() error {
+		data, err := os.ReadFile(filepath.Join(dir, "list.csv"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		list, err := parseSegmentList(string(data))
+		if err != nil {
+			return err
+		}
+		for ; stored < len(list); stored++ {
+			k := list[stored]
+			if k != first+stored {
+				return fmt.Errorf("media: segment %d listed where %d was expected", k, first+stored)
+			}
+			c := Chunk{Index: k, Path: filepath.Join(dir, segmentName(k))}
+			if res.Width == 0 {
+				if info, err := video.Probe(ctx, c.Path); err == nil {
+					res.Width, res.Height = info.Width, info.Height
+				}
+			}
+			if err := store(ctx, c); err != nil {
+				return err
+			}
+			if lastPath != "" {
+				_ = os.Remove(lastPath)
+			}
+			lastPath = c.Path
+			res.NextFrame = (k + 1) * n
+		}
+		return nil
+	}
+
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var deadline <-chan time.Time
+	if !o.Deadline.IsZero() {
+		t := time.NewTimer(time.Until(o.Deadline))
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-tick.C:
+			if err := storeFinished(); err != nil {
+				stop()
+				<-exited
+				return res, err
+			}
+		case <-deadline:
+			stop()
+			<-exited
+			if err := storeFinished(); err != nil {
+				return res, err
+			}
+			if res.NextFrame == o.FromFrame {
+				return res, ErrNoProgress
+			}
+			return res, nil
+		case werr := <-exited:
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if werr != nil {
+				msg := stderr.String()
+				if kind := video.Classify(msg); kind != nil {
+					return res, fmt.Errorf("%w (ffmpeg: %s)", kind, msg)
+				}
+				return res, fmt.Errorf("media: ffmpeg: %w: %s", werr, msg)
+			}
+			// The last segment is listed when ffmpeg closes it.
+			before := stored
+			if err := storeFinished(); err != nil {
+				return res, err
+			}
+			if stored == before && stored == 0 && o.FromFrame == 0 {
+				return res, video.ErrNoFrames
+			}
+			// The movie's frame count: the full chunks before the last,
+			// and the last one's own count.
+			if stored > 0 {
+				info, err := video.Probe(ctx, lastPath)
+				if err != nil {
+					return res, fmt.Errorf("media: the last chunk: %w", err)
+				}
+				if info.FrameCount > n {
+					return res, fmt.Errorf("media: the last chunk has %d frames, more than %d", info.FrameCount, n)
+				}
+				res.NextFrame = (first+stored-1)*n + info.FrameCount
+			}
+			res.Done = true
+			return res, nil
+		}
+	}
+}

@@ -56,7 +56,7 @@ withemulators:
 ##@ Lint
 
 .PHONY: lint
-lint: fmt-check vet staticcheck tidy-check domain-imports product-imports ## All static checks
+lint: fmt-check vet staticcheck tidy-check domain-imports product-imports js-imports ## All static checks
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt'ed
@@ -77,6 +77,11 @@ product-imports: ## Fail if a deployed package (a Lambda main, infra, the page) 
 		./functions/ingest ./functions/sweeper ./infra/... ./web \
 		| grep '^github.com/movietrace/tracinglocks/functions/\(testkit\|tools\|local\)\(/\|$$\)' || true); \
 	if [ -n "$$bad" ]; then echo "deployed code must not import functions/testkit, functions/tools or functions/local:"; echo "$$bad"; exit 1; fi
+
+.PHONY: js-imports
+js-imports: ## Fail on an import cycle among the page's modules, a missing module, or an action importing a view or app.js
+	$(GO) run ./functions/tools/jsimports -forbid actions/:views/ -forbid actions/:app.js -forbid views/:app.js \
+		-forbid state.js:actions/ -forbid state.js:views/ web
 
 .PHONY: domain-imports
 domain-imports: ## Fail if domain/ imports anything outside the standard library
@@ -147,8 +152,10 @@ layer: ## Package the ffmpeg/ffprobe Lambda layer (linux-arm64, from npm) into b
 # auth.js, into build/web (the stack's BucketDeployment uploads it).
 .PHONY: web-dist
 web-dist: ## Copy the page and its sign-in bundle into build/web for the stack
-	rm -rf build/web && mkdir -p build/web
+	rm -rf build/web && mkdir -p build/web/actions build/web/views
 	cp web/index.html web/*.js web/style.css build/web/
+	cp web/actions/*.js build/web/actions/
+	cp web/views/*.js build/web/views/
 	cp web/webauth/auth.bundle.js build/web/auth.js
 
 # ALARM_EMAIL subscribes to the alarm topic (required outside dev unless

@@ -115,6 +115,19 @@ func (c CreateMovie) Validate() error {
 	return nil
 }
 
+// Replays reports whether the stored movie m is this very creation, stored
+// already: a retry whose first answer was lost (the store's own, or the
+// client's with the same idempotency key, which names the same movie ID).
+// It is the put's AlreadyApplied: the same ID, title and announced file,
+// still awaiting its upload. It is plain Go rather than a Cond because a
+// create is a conditional put, not an UpdateItem: the store compares the row
+// its refusal returned (ALL_OLD). A movie whose upload already arrived is no
+// replay: its file cannot be uploaded again (a 409).
+func (c CreateMovie) Replays(m Movie) bool {
+	return m.ID == c.ID && m.Title == c.Title && m.Status == StatusAwaitingUpload && m.Upload != nil &&
+		m.Upload.FileName == c.Upload.FileName && m.Upload.ContentType == c.Upload.ContentType && m.Upload.SizeBytes == c.Upload.SizeBytes
+}
+
 // Movie is the new row: awaiting its upload, nothing to trace yet.
 func (c CreateMovie) Movie() Movie {
 	up := c.Upload

@@ -3,6 +3,7 @@
 'use strict';
 
 import { state } from './state.js';
+import { CODE } from './constants.js';
 
 export const IDENTITY_KEY = 'tracinglocks.devUser';
 export const NAME_RE = /^[A-Za-z0-9 ._'-]{1,64}$/;
@@ -82,15 +83,15 @@ export function errorText(err) {
   if (!(err instanceof APIError)) return 'The server could not be reached. Check your connection and try again.';
   const h = err.problem.holder;
   switch (err.code) {
-    case 'lease_held':
+    case CODE.LEASE_HELD:
       return h ? h.userName + ' is editing this movie, so you cannot change it now.' : 'Someone else is editing this movie, so you cannot change it now.';
-    case 'tracing_in_progress': return 'A trace is running: changes wait until it ends.';
-    case 'lease_lost': return 'You are no longer editing this movie: your editing session lapsed or was taken over.';
-    case 'lease_required': return 'You need to be editing this movie to change it.';
-    case 'invalid_input': return 'That value is not allowed.';
-    case 'not_found': return 'This movie no longer exists.';
-    case 'movie_not_ready': return "This movie's video is not ready, so it cannot be analysed: it has not been uploaded yet, or it could not be read.";
-    case 'unauthenticated': return 'You are not signed in.';
+    case CODE.TRACING_IN_PROGRESS: return 'A trace is running: changes wait until it ends.';
+    case CODE.LEASE_LOST: return 'You are no longer editing this movie: your editing session lapsed or was taken over.';
+    case CODE.LEASE_REQUIRED: return 'You need to be editing this movie to change it.';
+    case CODE.INVALID_INPUT: return 'That value is not allowed.';
+    case CODE.NOT_FOUND: return 'This movie no longer exists.';
+    case CODE.MOVIE_NOT_READY: return "This movie's video is not ready, so it cannot be analysed: it has not been uploaded yet, or it could not be read.";
+    case CODE.UNAUTHENTICATED: return 'You are not signed in.';
     default: return err.status >= 500 ? 'The server could not do this. Try again in a moment.' : 'The request was refused.';
   }
 }

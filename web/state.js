@@ -1,102 +1,60 @@
-// The page's one state object and small DOM helpers shared by the modules.
+// The page's one state. Views read it; only actions change it, through
+// commit(), which replaces it with a new frozen object and renders every
+// view synchronously. Nothing else may assign to it (a frozen object: an
+// assignment anywhere throws). Timers and caches are not state: they live
+// in the action or view module that owns them.
 'use strict';
 
-export const $ = (sel) => document.querySelector(sel);
-
-export const state = {
-  user: null,
-  route: null,
-  // Analyze
+// analysisFields: what belongs to the movie open in Analyze; reset when it
+// closes.
+export const analysisFields = () => ({
   movieId: null,
   movie: null,
-  leaseId: null,       // our analysis lease, when we hold it
+  leaseId: null,        // our analysis lease, when we hold it
   leaseSeconds: 0,
-  leaseExpiresAt: '',  // as the API last told us (grant or renewal)
-  lostLease: false,    // we held it and lost it: the banner says so until reacquired
-  heartbeatTimer: null,
-  pollTimer: null,
-  listTimer: null,
-  frames: [],          // traced frames, sorted by frame index
+  leaseExpiresAt: '',   // as the API last told us (grant or renewal)
+  leaseStartedAt: '',   // the lock's start as the movie row showed it
+  lostLease: false,     // we held it and lost it: the banner says so until reacquired
+  offline: false,       // the last renewal could not reach the server
+  frames: [],           // traced frames, sorted by frame index
   framesByIndex: new Map(),
-  framesKey: null,     // what the loaded frames belong to
-  frame: 0,
-  playTimer: null,
-  selected: null,      // id of the marker the keyboard moves
-  startedTrace: false, // this page started the running trace
-  dirty: new Set(),    // ids of settings inputs changed and not saved
-  generation: 0,       // bumps on every route change: stale async work stops
-};
+  framesKey: null,      // what the loaded frames belong to
+  frame: 0,             // the frame shown
+  playing: false,
+  selected: null,       // id of the marker the keyboard moves
+  startedTrace: false,  // this page started the running trace
+  dirty: new Set(),     // ids of settings inputs changed and not saved
+  history: { events: [], older: [], next: null, loaded: false },
+  notFound: false,      // the movie asked for does not exist
+});
 
-export function show(e, on) { e.hidden = !on; }
+export let state = Object.freeze({
+  user: null,
+  route: null,
+  generation: 0,        // bumps on every route change: stale async work stops
+  movies: null,         // the list, sorted by title
+  ...analysisFields(),
+});
 
-export function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === 'dataset') Object.assign(e.dataset, v);
-    else if (k === 'style') e.style.cssText = v;
-    else if (k.startsWith('aria-') || k === 'role') e.setAttribute(k, v);
-    else if (k in e) e[k] = v;
-    else e.setAttribute(k, v);
+const views = [];
+let rendering = false;
+let again = false;
+
+// subscribe adds a view: render(state) runs after every commit.
+export function subscribe(render) { views.push(render); }
+
+// commit applies a patch and renders. A commit made while rendering (a view
+// must not make one, but a browser event may arrive) renders once more after.
+export function commit(patch) {
+  state = Object.freeze({ ...state, ...patch });
+  if (rendering) { again = true; return; }
+  rendering = true;
+  try {
+    do {
+      again = false;
+      for (const v of views) v(state);
+    } while (again);
+  } finally {
+    rendering = false;
   }
-  for (const c of children) if (c != null) e.append(c);
-  return e;
 }
-
-export function fmtTime(iso) {
-  if (!iso) return '';
-  const d = new Date(iso);
-  if (isNaN(d)) return '';
-  const sameDay = new Date().toDateString() === d.toDateString();
-  return sameDay ? d.toLocaleTimeString(undefined, { timeStyle: 'medium' })
-    : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-}
-
-export function timeEl(iso, testid) {
-  const t = document.createElement('time');
-  t.dateTime = iso;
-  t.textContent = fmtTime(iso);
-  if (testid) t.dataset.testid = testid;
-  return t;
-}
-
-// say shows a message in the reserved area above the page (it never moves
-// the page) and clears it after a while; a newer message replaces it.
-let sayTimer = null;
-export function say(text, kind, ms) {
-  const m = $('#message');
-  clearTimeout(sayTimer);
-  m.textContent = text || '';
-  m.dataset.kind = text ? (kind || 'info') : '';
-  m.title = text || '';
-  if (text) sayTimer = setTimeout(() => { m.textContent = ''; m.dataset.kind = ''; m.title = ''; }, ms || (kind === 'error' ? 10000 : 6000));
-}
-
-// setText changes an element's text only when it differs, so a live region
-// is announced only when what it says changes.
-export function setText(e, text) {
-  if (e.textContent !== text) e.textContent = text;
-}
-
-// Field errors sit next to their control, which gets aria-invalid.
-export function fieldError(inputId, text) {
-  const input = document.getElementById(inputId);
-  const err = document.getElementById(inputId + '-error');
-  if (input && input.tagName === 'INPUT') {
-    if (text) input.setAttribute('aria-invalid', 'true'); else input.removeAttribute('aria-invalid');
-  }
-  if (err) { err.textContent = text || ''; show(err, !!text); }
-}
-
-export function clearFieldErrors() {
-  for (const i of document.querySelectorAll('[aria-invalid]')) i.removeAttribute('aria-invalid');
-  for (const e of document.querySelectorAll('.field-error')) { e.textContent = ''; e.hidden = true; }
-}
-
-// focusHeading moves focus to a heading after a route change, so keyboard
-// and screen reader users start at the new view.
-export function focusEl(sel) {
-  const h = $(sel);
-  if (h && !h.hidden) h.focus({ preventScroll: false });
-}
-
-export const plural = (n, one, many) => n + ' ' + (n === 1 ? one : (many || one + 's'));

@@ -9,14 +9,18 @@ import (
 	"net/http"
 )
 
-//go:embed index.html *.js style.css
+//go:embed index.html *.js actions/*.js views/*.js style.css
 var files embed.FS
 
-// Files is the page's files: index.html, the JavaScript modules and
+// Files is the page's files: index.html, the JavaScript modules (the state,
+// its helpers and app.js at the top, actions/ and views/ below) and
 // style.css.
 func Files() fs.FS { return files }
 
-// Register serves the page on mux: GET / (index.html), GET /<module>.js and
+// ModulePatterns are where the page's JavaScript modules are.
+var ModulePatterns = []string{"*.js", "actions/*.js", "views/*.js"}
+
+// Register serves the page on mux: GET / (index.html), GET /<module>.js (also under actions/ and views/) and
 // GET /style.css. Every other path is left to the API.
 func Register(mux *http.ServeMux) { RegisterWithStorage(mux, "") }
 
@@ -46,9 +50,11 @@ func RegisterWithStorage(mux *http.ServeMux, storageOrigin string) {
 		}
 	}
 	mux.HandleFunc("GET /{$}", serve("index.html"))
-	scripts, _ := fs.Glob(files, "*.js")
-	for _, name := range scripts {
-		mux.HandleFunc("GET /"+name, serve(name))
+	for _, pattern := range ModulePatterns {
+		scripts, _ := fs.Glob(files, pattern)
+		for _, name := range scripts {
+			mux.HandleFunc("GET /"+name, serve(name))
+		}
 	}
 	mux.HandleFunc("GET /style.css", serve("style.css"))
 }

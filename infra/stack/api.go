@@ -35,7 +35,7 @@ func (s *Stack) addHTTPAPI() {
 				awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_PUT,
 				awsapigatewayv2.CorsHttpMethod_PATCH, awsapigatewayv2.CorsHttpMethod_DELETE, awsapigatewayv2.CorsHttpMethod_OPTIONS,
 			},
-			AllowHeaders:  jsii.Strings("authorization", "content-type", "accept", "lease-id"),
+			AllowHeaders:  jsii.Strings("authorization", "content-type", "accept", "lease-id", "idempotency-key"),
 			ExposeHeaders: jsii.Strings("link", "x-request-id", "content-disposition"),
 			MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
 		}

@@ -723,7 +723,7 @@ func TestHTTPAPI(t *testing.T) {
 		if cfg.CORSOrigin != "" {
 			cors = obj(map[string]any{
 				"AllowOrigins": arrEq(cfg.CORSOrigin),
-				"AllowHeaders": arr("authorization", "content-type", "lease-id"),
+				"AllowHeaders": arr("authorization", "content-type", "lease-id", "idempotency-key"),
 				"AllowMethods": arr("GET", "POST", "PUT", "DELETE", "OPTIONS"),
 			})
 		}

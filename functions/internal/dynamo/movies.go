@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -107,7 +108,11 @@ func (s *MovieStore) List(ctx context.Context) (movies []domain.Movie, malformed
 	return movies, malformed, nil
 }
 
-// Create stores a new movie; it refuses to overwrite an existing one.
+// Create stores a new movie; it refuses to overwrite an existing one
+// (CodeExists). A put whose answer was lost is sent again by the store
+// (lostanswer.go); when the row that refuses it is this very creation
+// (created, a movie awaiting its upload: domain.CreateMovie.Replays;
+// otherwise the same row but for its timestamp) it is the success it was.
 func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 	item, err := schema.MarshalMovie(m)
 	if err != nil {
@@ -117,12 +122,20 @@ func (s *MovieStore) Create(ctx context.Context, m domain.Movie) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	in := &dynamodb.PutItemInput{
 		TableName: &s.table, Item: item,
 		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	err = s.retry.Do(ctx, retryableWrite, func() error {
+		_, err := s.client.PutItem(ctx, in, sdkOnce)
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if old, err := schema.UnmarshalMovie(ccf.Item); err == nil && sameCreation(old, m) {
+			return nil
+		}
 		return &domain.Error{Code: domain.CodeExists, Field: "id", Message: "a movie with this ID exists"}
 	}
 	if err != nil {
@@ -317,4 +330,14 @@ func FenceRefusal(err error, f domain.JobFence) error {
 		return err
 	}
 	return refusal(r.Item, f)
+}
+
+// sameCreation reports whether the stored row old is the creation of m
+// (see Create).
+func sameCreation(old, m domain.Movie) bool {
+	if m.Upload != nil {
+		return domain.CreateMovie{ID: m.ID, Title: m.Title, Upload: *m.Upload}.Replays(old)
+	}
+	old.UpdatedAt = m.UpdatedAt
+	return old.Version == 1 && reflect.DeepEqual(schema.NewMovieItem(old), schema.NewMovieItem(m))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -86,6 +87,24 @@ func TestLostAnswersAfterTheSDKQuotaIsDrained(t *testing.T) {
 			f.commitLosing(t, id, kind, domain.OpenAnalysis{LeaseID: a, User: alice, Now: t0, Duration: lease})
 			f.commitLosing(t, id, kind, domain.StartTrace{LeaseID: a, JobID: job, User: alice, FromFrame: 0, Now: t0, Duration: lease})
 			f.commitLosing(t, id, kind, domain.ClaimSegment{JobID: job, Segment: 0, Token: newID(t), Now: t0, Duration: lease})
+
+			// A create whose answer is lost is the success it was; another
+			// creation under the same ID stays a conflict.
+			up := domain.CreateMovie{ID: "up-" + kind.String(), Title: "Upload", MaxBytes: 1 << 20, Now: t0,
+				Upload: domain.Upload{FileName: "a.mp4", ContentType: "video/mp4", SizeBytes: 10, ExpiresAt: t0.Add(time.Hour)}}
+			f.ft.Inject(faults.Rule{Op: "PutItem", Kind: kind, Times: 1})
+			before := f.ft.Requests("PutItem")
+			if err := f.movies.Create(context.Background(), up.Movie()); err != nil || f.ft.Requests("PutItem")-before != 2 {
+				t.Fatalf("create with its answer lost: %v (%d requests)", err, f.ft.Requests("PutItem")-before)
+			}
+			if m, err := f.clean.Get(context.Background(), up.ID); err != nil || !up.Replays(m) || m.Version != 1 {
+				t.Fatalf("stored %+v, %v", m, err)
+			}
+			other := up
+			other.Upload.SizeBytes = 11
+			if err := f.movies.Create(context.Background(), other.Movie()); domain.ErrorCode(err) != domain.CodeExists {
+				t.Fatalf("another creation under the same ID: %v", err)
+			}
 		})
 	}
 }

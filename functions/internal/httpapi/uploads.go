@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -79,8 +82,12 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	if err != nil {
 		return err
 	}
+	id, keyed, err := createdID(r, c.user.ID, h.cfg.NewID)
+	if err != nil {
+		return err
+	}
 	cmd := domain.CreateMovie{
-		ID: newMovieID(h.cfg.NewID()), Title: req.Title, MaxBytes: h.cfg.MaxUploadBytes, Now: c.now,
+		ID: id, Title: req.Title, MaxBytes: h.cfg.MaxUploadBytes, Now: c.now,
 		Upload: domain.Upload{FileName: req.FileName, ContentType: req.ContentType, SizeBytes: req.SizeBytes,
 			ExpiresAt: c.now.Add(h.cfg.UploadExpiry)},
 	}
@@ -93,13 +100,24 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	}
 	m := cmd.Movie()
 	if err := h.cfg.Catalog.Create(r.Context(), m); err != nil {
+		if keyed && domain.ErrorCode(err) == domain.CodeExists {
+			return &domain.Error{Code: domain.CodeExists, Field: HeaderIdempotencyKey,
+				Message: "this Idempotency-Key was already used for another movie; send a new key for a new movie"}
+		}
 		return err
+	}
+	if keyed {
+		// A retry with the same key is answered with the movie as first
+		// stored (its upload expiry); a fresh PUT URL is signed each time.
+		if stored, err := h.cfg.Movies.Get(r.Context(), m.ID); err == nil && cmd.Replays(stored) {
+			m = stored
+		}
 	}
 	stateOf(r).movieID = m.ID
 	w.Header().Set("Location", "/movies/"+m.ID)
 	return writeJSON(w, http.StatusCreated, MovieCreated{
 		Movie:  detail(m, c.now, c.user),
-		Upload: UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(cmd.Upload.ExpiresAt)},
+		Upload: UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(m.Upload.ExpiresAt)},
 	})
 }
 
@@ -145,6 +163,40 @@ func (h *Handler) frameImage(w http.ResponseWriter, r *http.Request, c call) err
 	w.Header().Set("Location", url)
 	w.WriteHeader(http.StatusFound)
 	return nil
+}
+
+// HeaderIdempotencyKey makes POST /movies idempotent: the movie's ID is
+// derived from the caller and the key, so a retry with the same key (after
+// a lost answer) names the same movie and is answered 201 with it, while
+// another request with the same key is a 409.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// createdID is the new movie's ID: derived from the caller and the
+// Idempotency-Key when one is sent (keyed), else fresh.
+func createdID(r *http.Request, userID string, newID func() string) (id string, keyed bool, err error) {
+	vs := r.Header.Values(HeaderIdempotencyKey)
+	switch {
+	case len(vs) == 0:
+		return newMovieID(newID()), false, nil
+	case len(vs) > 1:
+		return "", false, &malformed{field: HeaderIdempotencyKey, reason: "must be sent once"}
+	case !validIdempotencyKey(vs[0]):
+		return "", false, domain.Invalid(HeaderIdempotencyKey, "must be 8-128 of A-Z a-z 0-9 - _ . :")
+	}
+	sum := sha256.Sum256([]byte(userID + "\x00" + vs[0]))
+	return newMovieID(hex.EncodeToString(sum[:])), true, nil
+}
+
+func validIdempotencyKey(k string) bool {
+	if len(k) < 8 || len(k) > 128 {
+		return false
+	}
+	for _, c := range k {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_.:", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // newMovieID is "mv-" and up to 20 characters of a fresh random ID.

@@ -253,3 +253,40 @@ func TestDuplicateCreateIs409(t *testing.T) {
 		})
 	}
 }
+
+// Issue 20 item 2: POST /movies with an Idempotency-Key is idempotent. A
+// retry with the same key (its first answer lost) is answered 201 with the
+// same movie, as first stored, and a fresh upload URL; the same key for
+// another file is a 409 naming the header; another user's same key is her
+// own movie; a malformed key is refused.
+func TestCreateMovieWithAnIdempotencyKey(t *testing.T) {
+	a := newAPI(t, transports[0])
+	carol, dave := a.browser("u-carol", "Carol"), a.browser("u-dave", "Dave")
+	body := createBody("Keyed", "k.mp4", "video/mp4", 1000)
+	key, ct := header(httpapi.HeaderIdempotencyKey, "create-0123456789"), header("Content-Type", "application/json")
+	before := countMovies(t, a)
+	var first httpapi.MovieCreated
+	carol.doRaw("POST", "/movies", body, key, ct).want(http.StatusCreated).decode(&first)
+	a.clock.Advance(time.Second)
+	var again httpapi.MovieCreated
+	carol.doRaw("POST", "/movies", body, key, ct).want(http.StatusCreated).decode(&again)
+	if again.Movie.ID != first.Movie.ID || again.Upload.ExpiresAt != first.Upload.ExpiresAt || again.Upload.URL == "" {
+		t.Fatalf("retry: %+v\nfirst: %+v", again, first)
+	}
+	if n := countMovies(t, a); n != before+1 {
+		t.Fatalf("%d movies created by one key, want 1", n-before)
+	}
+	p := carol.doRaw("POST", "/movies", createBody("Keyed", "other.mp4", "video/mp4", 1000), key, ct).problem(http.StatusConflict, domain.CodeExists)
+	if p.Field != httpapi.HeaderIdempotencyKey {
+		t.Fatalf("reused key: field %q", p.Field)
+	}
+	var theirs httpapi.MovieCreated
+	dave.doRaw("POST", "/movies", body, key, ct).want(http.StatusCreated).decode(&theirs)
+	if theirs.Movie.ID == first.Movie.ID {
+		t.Fatal("two users' keys named the same movie")
+	}
+	for _, bad := range []string{"short", "has space in it", strings.Repeat("k", 129), "ümlaut-key-1234"} {
+		carol.doRaw("POST", "/movies", body, header(httpapi.HeaderIdempotencyKey, bad), ct).problem(http.StatusUnprocessableEntity, domain.CodeInvalid)
+	}
+	carol.doRaw("POST", "/movies", body, key, header(httpapi.HeaderIdempotencyKey, "another-key-123"), ct).problem(http.StatusBadRequest, httpapi.CodeMalformed)
+}

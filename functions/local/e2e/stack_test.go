@@ -70,7 +70,7 @@ func signInDev(b *tab, url, name string) {
 	b.waitJS("signed in as "+name, `document.querySelector('#identity-current').textContent === 'signed in as `+name+`'`)
 }
 
-var pageFile = regexp.MustCompile(`^/(?:[a-z]+\.js|style\.css)$`)
+var pageFile = regexp.MustCompile(`^/(?:(?:actions/|views/)?[a-z]+\.js|style\.css)$`)
 
 // servePageFrom starts a proxy in front of the stack at api that serves the
 // page's files from dir (when dir has them) and everything else from the

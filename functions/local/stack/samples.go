@@ -110,17 +110,22 @@ func sampleFile(ctx context.Context, dir string, c sampleClip) (string, error) {
 }
 
 // seedSamples creates every sample clip's movie that does not exist yet
-// and waits until each is ingested (at most timeout).
+// and waits until each is ingested (at most timeout). It is idempotent and
+// resumes: a sample still awaiting its upload (a start that stopped between
+// the create and the upload) is created again, which the store recognises
+// as the same creation, and uploaded unless its file is there (S3's 412);
+// every write is the store's, which retries a lost answer (issue 20 item 3).
 func (s *Stack) seedSamples(ctx context.Context, dir string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var pending []sampleClip
 	for _, c := range sampleClips {
-		_, err := s.Movies.Get(ctx, c.id)
-		if domain.ErrorCode(err) != domain.CodeNotFound {
-			if err != nil {
-				return err
-			}
+		m, err := s.Movies.Get(ctx, c.id)
+		switch {
+		case domain.ErrorCode(err) == domain.CodeNotFound:
+		case err != nil:
+			return err
+		case m.Status != domain.StatusAwaitingUpload:
 			continue // exists: keep it as it is
 		}
 		path, err := sampleFile(ctx, dir, c)
@@ -170,7 +175,9 @@ func (s *Stack) uploadSample(ctx context.Context, c sampleClip, path string) err
 		return fmt.Errorf("upload sample %s: %w", c.id, err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	// 412: the file is there already (If-None-Match: *), from an earlier
+	// start that stopped before its ingest ended.
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPreconditionFailed {
 		return fmt.Errorf("upload sample %s: %s", c.id, resp.Status)
 	}
 	return nil

@@ -1,0 +1,103 @@
+// Markers: placed with the mouse or the keyboard, nudged with the arrow
+// keys, labelled, and removed (WCAG 2.1.1: nothing needs a mouse).
+'use strict';
+
+import { $, el, show, setText, fieldError } from '../dom.js';
+import { state } from '../state.js';
+import { colour, editable } from '../facts.js';
+import { addMarker, updateMarker, removeMarker, selectMarker, nudgeMarker } from '../actions/markers.js';
+
+const NUDGE = 0.005;      // an arrow key moves a marker by half a percent
+const NUDGE_BIG = 0.05;   // with Shift, by five percent
+
+const pct = (v) => Math.round(v * 1000) / 10;
+
+// selectedOf: the selected marker's id, if it still exists.
+const selectedOf = (s) => ((s.movie && s.movie.markers) || []).some((mk) => mk.id === s.selected) ? s.selected : null;
+
+function hint(can, selected) {
+  if (!can) return 'Keys: , and . step one frame back and forward.';
+  return selected
+    ? 'Arrow keys move the selected marker (Shift: farther), Delete removes it, Escape deselects. , and . step frames.'
+    : 'Click the frame, or press Enter here, to place a marker; , and . step frames.';
+}
+
+function item(mk, i, can, selected) {
+  const coord = (axis) => el('input', {
+    type: 'number', id: 'marker-' + axis + '-' + mk.id, min: 0, max: 100, step: 0.5, value: pct(mk[axis]),
+    disabled: !can, className: 'edit-control',
+    onchange: (e) => {
+      const v = +e.target.value;
+      if (e.target.value === '' || !(v >= 0 && v <= 100)) {
+        fieldError('markers', 'A position must be between 0 and 100 percent.');
+        e.target.setAttribute('aria-invalid', 'true');
+        return;
+      }
+      updateMarker(mk.id, { [axis]: +(v / 100).toFixed(4) });
+    },
+    'aria-describedby': 'markers-error',
+  });
+  return el('li', { dataset: { markerId: mk.id, selected: String(selected === mk.id) } },
+    el('span', { className: 'swatch', style: 'background:' + colour(i), 'aria-hidden': 'true' }),
+    el('label', { htmlFor: 'marker-label-' + mk.id, className: 'sr-only' }, 'Label of marker ' + (i + 1)),
+    el('input', { type: 'text', id: 'marker-label-' + mk.id, value: mk.label, maxLength: 64, disabled: !can,
+      className: 'edit-control', onchange: (e) => updateMarker(mk.id, { label: e.target.value }) }),
+    el('label', { htmlFor: 'marker-x-' + mk.id }, 'x %'), coord('x'),
+    el('label', { htmlFor: 'marker-y-' + mk.id }, 'y %'), coord('y'),
+    el('button', { type: 'button', id: 'marker-select-' + mk.id, disabled: !can, className: 'edit-control small-button',
+      'aria-pressed': String(selected === mk.id), dataset: { testid: 'select-marker' },
+      onclick: () => { selectMarker(state.selected === mk.id ? null : mk.id); if (state.selected) $('#player').focus(); } },
+    'Move with arrow keys'),
+    el('button', { type: 'button', id: 'marker-remove-' + mk.id, disabled: !can, className: 'edit-control small-button',
+      dataset: { testid: 'remove-marker' }, 'aria-label': 'Remove ' + (mk.label || 'marker ' + (i + 1)),
+      onclick: () => { removeMarker(mk.id).then(() => $('#add-marker').focus()); } }, 'Remove'));
+}
+
+export function render(s) {
+  if (!s.movie) return;
+  const can = editable(s);
+  const selected = selectedOf(s);
+  setText($('#canvas-hint'), hint(can, selected));
+  const ms = s.movie.markers || [];
+  // Do not rebuild the list under the user's fingers.
+  const list = $('#markers');
+  const key = JSON.stringify([can, selected, ms]);
+  if (list.dataset.key === key) return;
+  if (list.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
+  const focusedId = list.contains(document.activeElement) ? document.activeElement.id : '';
+  list.dataset.key = key;
+  list.replaceChildren(...ms.map((mk, i) => item(mk, i, can, selected)));
+  if (focusedId && document.getElementById(focusedId)) document.getElementById(focusedId).focus();
+  show($('#markers-empty'), ms.length === 0);
+}
+
+$('#player').addEventListener('click', (e) => {
+  if (!editable(state)) return;
+  const r = e.currentTarget.getBoundingClientRect();
+  const x = Math.min(Math.max((e.clientX - r.left) / r.width, 0), 1);
+  const y = Math.min(Math.max((e.clientY - r.top) / r.height, 0), 1);
+  addMarker(x, y);
+});
+
+$('#add-marker').addEventListener('click', () => {
+  if (!editable(state)) return;
+  addMarker(0.5, 0.5).then(() => $('#player').focus());
+});
+
+$('#player').addEventListener('keydown', (e) => {
+  if (!editable(state)) return;
+  const sel = selectedOf(state);
+  if (e.key === 'Enter' && !sel) { e.preventDefault(); addMarker(0.5, 0.5); return; }
+  if (!sel) return;
+  const d = e.shiftKey ? NUDGE_BIG : NUDGE;
+  const move = { ArrowLeft: [-d, 0], ArrowRight: [d, 0], ArrowUp: [0, -d], ArrowDown: [0, d] }[e.key];
+  if (move) {
+    e.preventDefault();
+    nudgeMarker(sel, move[0], move[1]);
+  } else if (e.key === 'Delete' || e.key === 'Backspace') {
+    e.preventDefault();
+    removeMarker(sel);
+  } else if (e.key === 'Escape') {
+    selectMarker(null);
+  }
+});

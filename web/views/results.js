@@ -1,0 +1,54 @@
+// Results: the traced frames, the results table, and downloads labelled
+// with what they hold.
+'use strict';
+
+import { $, el, setText, plural } from '../dom.js';
+import { state } from '../state.js';
+import { downloadHolds, timecode, isLost } from '../facts.js';
+import { download } from '../actions/download.js';
+
+const TABLE_ROWS = 2000;
+
+export function render(s) {
+  const r = $('#results');
+  const fs = s.frames;
+  setText(r, fs.length
+    ? plural(fs.length, 'traced frame') + ' loaded (frames ' + fs[0].frame + ' to ' + fs[fs.length - 1].frame + ').'
+    : 'No traced frames yet.');
+  r.dataset.count = fs.length;
+  if (!s.movie) { $('#results-table').replaceChildren(); $('#results-table').dataset.key = ''; }
+  if ($('#results-details').open) renderTable(s);
+  const holds = downloadHolds(s);
+  setText($('#downloads-note'), holds.note);
+  $('#downloads-note').dataset.holds = holds.kind;
+  for (const id of ['download-json', 'download-csv']) $('#' + id).disabled = holds.kind === 'none';
+  setText($('#download-json'), holds.label + ' (JSON)');
+  setText($('#download-csv'), holds.label + ' (CSV)');
+}
+
+// The table: one row per traced frame, x and y in percent per marker; a
+// lost point is an empty cell saying "lost".
+function renderTable(s) {
+  const t = $('#results-table');
+  const ms = (s.movie && s.movie.markers) || [];
+  const key = s.framesKey + '|' + JSON.stringify(ms.map((m) => [m.id, m.label]));
+  if (t.dataset.key === key) return;
+  t.dataset.key = key;
+  const rate = s.movie ? s.movie.frameRate : 1;
+  const head = el('tr', {}, el('th', { scope: 'col' }, 'Frame'), el('th', { scope: 'col' }, 'Time'),
+    ...ms.flatMap((m) => [el('th', { scope: 'col' }, (m.label || m.id) + ' x %'), el('th', { scope: 'col' }, (m.label || m.id) + ' y %')]));
+  const rows = s.frames.slice(0, TABLE_ROWS).map((f) => {
+    const byID = new Map((f.points || []).map((p) => [p.markerId, p]));
+    return el('tr', {}, el('th', { scope: 'row' }, String(f.frame)), el('td', {}, timecode(f.frame, rate)),
+      ...ms.flatMap((m) => {
+        const p = byID.get(m.id);
+        if (isLost(p)) return [el('td', { colSpan: 2, className: 'lost' }, 'lost')];
+        return [el('td', {}, (p.x * 100).toFixed(1)), el('td', {}, (p.y * 100).toFixed(1))];
+      }));
+  });
+  t.replaceChildren(el('caption', { className: 'sr-only' }, 'Traced points per frame'), el('thead', {}, head), el('tbody', {}, ...rows));
+}
+
+$('#results-details').addEventListener('toggle', () => { if ($('#results-details').open) renderTable(state); });
+$('#download-json').addEventListener('click', () => download('json'));
+$('#download-csv').addEventListener('click', () => download('csv'));

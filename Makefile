@@ -23,6 +23,13 @@ PKGS       ?= ./...
 
 STATICCHECK_VERSION := v0.8.2
 
+# Every package of the module (non-test imports): the product ones are those
+# outside functions/testkit, functions/tools and functions/local (the Lambda
+# mains, their adapters, domain/events/schema, infra, web) and the page's
+# build command web/webauth/cmd/bundle (a tool kept beside what it builds). Override only to
+# see the check fail, e.g. with a scratch package.
+PRODUCT_IMPORTS_PKGS ?= ./...
+
 WITHEMULATORS := $(TOOLS)/bin/withemulators
 
 ##@ Help
@@ -53,6 +60,11 @@ vet: ## go vet ./...
 withemulators:
 	@$(GO) build -o $(WITHEMULATORS) ./functions/local/withemulators
 
+# Not part of `make test`: each mutant recompiles and reruns a package's tests.
+.PHONY: mutate
+mutate: withemulators ## Hand-mutation test: each mutant of functions/tools/mutate/mutants.txt applied, its package's tests run, reverted; fails below 95% killed per package (MUTATE_FLAGS='-only domain-')
+	$(WITHEMULATORS) -- $(GO) run ./functions/tools/mutate $(MUTATE_FLAGS)
+
 ##@ Lint
 
 .PHONY: lint
@@ -72,11 +84,12 @@ tidy-check: ## Fail if go.mod/go.sum are not what `go mod tidy` makes
 	$(GO) mod tidy -diff
 
 .PHONY: product-imports
-product-imports: ## Fail if a deployed package (a Lambda main, infra, the page) depends on a test kit, a tool or the local stack
-	@bad=$$($(GO) list -deps -f '{{.ImportPath}}' ./functions/api ./functions/streamprocessor ./functions/worker \
-		./functions/ingest ./functions/sweeper ./infra/... ./web \
-		| grep '^github.com/movietrace/tracinglocks/functions/\(testkit\|tools\|local\)\(/\|$$\)' || true); \
-	if [ -n "$$bad" ]; then echo "deployed code must not import functions/testkit, functions/tools or functions/local:"; echo "$$bad"; exit 1; fi
+product-imports: ## Fail if a product package (all but functions/testkit, functions/tools, functions/local and web's bundler) depends on one of those
+	@kit='^github.com/movietrace/tracinglocks/functions/(testkit|tools|local)(/|$$)'; \
+	tool='^github.com/movietrace/tracinglocks/web/webauth/cmd/'; \
+	bad=$$($(GO) list -f '{{.ImportPath}} {{join .Deps " "}}' $(PRODUCT_IMPORTS_PKGS) \
+		| awk -v kit="$$kit" -v tool="$$tool" '$$1 !~ kit && $$1 !~ tool { for (i = 2; i <= NF; i++) if ($$i ~ kit) print $$1 " -> " $$i }'); \
+	if [ -n "$$bad" ]; then echo "product code must not import functions/testkit, functions/tools or functions/local:"; echo "$$bad"; exit 1; fi
 
 .PHONY: js-imports
 js-imports: ## Fail on an import cycle among the page's modules, a missing module, or an action importing a view or app.js
@@ -98,6 +111,16 @@ emulators: withemulators ## Run DynamoDB Local + SQS emulator in the foreground,
 .PHONY: run
 run: ## The whole system on loopback: emulators, tables, sample movies, API + Analyze page, local OIDC provider, stream processor, worker
 	$(GO) run ./functions/local/run
+
+# The deployment-shaped local stack: the page with the response headers of
+# the synthesized template's CloudFront policy (TEMPLATE: the dev stack's
+# edge kept by infra/stack's tests, or cdk.out/TracingLocks-dev.template.json
+# after make synth), the API through its path patterns, the OIDC provider's
+# issuer and sign-in pages on two other origins, as Cognito's are.
+TEMPLATE ?= infra/stack/testdata/dev-edge.template.json
+.PHONY: run-deployed
+run-deployed: ## make run in the deployed shape: the template's headers and path routing, the sign-in on other origins (TEMPLATE=...)
+	$(GO) run ./functions/local/run -deployed-shape $(TEMPLATE)
 
 .PHONY: web
 web: ## Bundle the page's sign-in module (src/auth.js + npm oidc-client-ts, esbuild's Go API) into web/webauth/auth.bundle.js

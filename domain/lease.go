@@ -102,3 +102,13 @@ func validateDuration(d time.Duration) error {
 	}
 	return nil
 }
+
+// Outcome is the job record a terminal write stores for the job whose lease
+// this is.
+func (l Lease) Outcome(now time.Time, status Status, frames int, summary string) JobRecord {
+	return JobRecord{
+		JobID: l.ID, Status: status, UserID: l.UserID, UserName: l.UserName,
+		FromFrame: l.FromFrame, StartedAt: l.AcquiredAt, FinishedAt: now,
+		Frames: frames, FailureSummary: summary,
+	}
+}

@@ -121,6 +121,14 @@ func (c HandOffJob) Validate() error {
 	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), n)
 }
 
+// AlreadyApplied: the row shows this very hand-off (the job's
+// lease unclaimed at the next segment, renewed at Now, the checkpoint
+// recorded): a retried request whose first answer was lost.
+func (c HandOffJob) AlreadyApplied() Cond {
+	return And{namesJob(c.JobID), Claimed(false), SegmentIs(c.Segment + 1),
+		Cmp(FieldFramesWritten, OpEq, c.FramesWritten), sameRenewal(c.Now, c.Duration)}
+}
+
 func (c HandOffJob) Precondition() []Clause {
 	return append(c.JobFence.Precondition(), Clause{If: SegmentIs(c.Segment), Else: lostAt(c.Now)})
 }
@@ -173,6 +181,10 @@ func (c FinalizeStaleTrace) Validate() error {
 	}
 	return firstError(validateLeaseID("jobId", c.Job.ID), n)
 }
+
+// AlreadyApplied: the row already records this job as
+// failed (a retried finalize, or the worker's own FailJob).
+func (c FinalizeStaleTrace) AlreadyApplied() Cond { return finished(c.Job.ID, StatusFailed) }
 
 func (c FinalizeStaleTrace) Precondition() []Clause {
 	return []Clause{{

@@ -11,9 +11,13 @@ import "time"
 // record only when there is one), so such a command refuses a stale tracing
 // lease in its last clause, and its Successor on that row is a
 // TakeOverStaleTrace: the sweeper's finalize and the command's own update
-// in one conditional write, fenced on that very stale lease. The stores
+// in one conditional write, fenced on that very stale lease (TraceStale, the
+// one statement of a stale tracing lease, found by StaleTraceAt). The stores
 // commit the successor when the refusal's stored row (ALL_OLD) asks for it,
-// so the rare takeover costs two requests and every other acquisition one.
+// so the rare takeover costs two requests and every other acquisition one;
+// when the row changed again before the successor landed (the job's worker
+// renewed or ended it), the store decides again on the newer row, a bounded
+// number of rounds, then answers ErrConflict with nothing written.
 
 // Successor is a command that, refused on a stored row, may name another
 // command to commit instead: the same intent, restated for what the row

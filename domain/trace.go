@@ -188,16 +188,6 @@ func (c RenewJob) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration), Set(FieldFramesWritten, c.FramesWritten))...)
 }
 
-// Outcome is the job record a terminal write stores for the job whose lease
-// this is.
-func (l Lease) Outcome(now time.Time, status Status, frames int, summary string) JobRecord {
-	return JobRecord{
-		JobID: l.ID, Status: status, UserID: l.UserID, UserName: l.UserName,
-		FromFrame: l.FromFrame, StartedAt: l.AcquiredAt, FinishedAt: now,
-		Frames: frames, FailureSummary: summary,
-	}
-}
-
 // finish is the terminal write shared by CompleteJob and FailJob: the job's
 // own lease is removed and the outcome recorded. Job is the lease as the
 // worker claimed it; the fence guarantees it is still the stored one.
@@ -278,15 +268,3 @@ func (c FailJob) Update() []Assignment {
 
 // SafeSummary is the summary as stored: sanitized, whatever the worker sent.
 func (c FailJob) SafeSummary() string { return SanitizeSummary(c.Summary) }
-
-// AlreadyApplied (FinalizeStaleTrace, segment.go): the row already records this job as
-// failed (a retried finalize, or the worker's own FailJob).
-func (c FinalizeStaleTrace) AlreadyApplied() Cond { return finished(c.Job.ID, StatusFailed) }
-
-// AlreadyApplied (HandOffJob, segment.go): the row shows this very hand-off (the job's
-// lease unclaimed at the next segment, renewed at Now, the checkpoint
-// recorded): a retried request whose first answer was lost.
-func (c HandOffJob) AlreadyApplied() Cond {
-	return And{namesJob(c.JobID), Claimed(false), SegmentIs(c.Segment + 1),
-		Cmp(FieldFramesWritten, OpEq, c.FramesWritten), sameRenewal(c.Now, c.Duration)}
-}

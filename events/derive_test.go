@@ -204,6 +204,14 @@ func TestDeriveReplayAndEdgeCases(t *testing.T) {
 	if evs := Derive(&steps[0].new, &steps[0].new); len(evs) != 0 {
 		t.Errorf("no-op derived %+v", evs)
 	}
+	// A tracing lease on a row whose status is not tracing starts nothing:
+	// "started" is a new tracing lease with status tracing, the condition
+	// the stream filter passes records on (infra/stack/filters.go).
+	odd := steps[0].new
+	odd.Status = domain.StatusReady
+	if evs := Derive(&steps[0].old, &odd); len(evs) != 0 {
+		t.Errorf("a tracing lease without status tracing derived %+v", evs)
+	}
 }
 
 func assertNoLeaseID(t *testing.T, v any, ids ...string) {

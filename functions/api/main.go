@@ -7,7 +7,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,18 +16,10 @@ import (
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
-)
-
-// The stores are what the handler needs.
-var (
-	_ httpapi.MovieStore   = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader  = (*dynamo.FrameStore)(nil)
-	_ httpapi.MovieFiles   = (*s3store.Store)(nil)
-	_ httpapi.MovieCatalog = (*dynamo.MovieStore)(nil)
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 func main() {
@@ -63,21 +54,7 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 	if err != nil {
 		return nil, log, err
 	}
-	movies := dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies)
-	frames := dynamo.NewFrameStore(clients.DynamoDB, cfg.Tables.Frames)
-	h, err := httpapi.New(httpapi.Config{
-		Movies:         movies,
-		Frames:         frames,
-		Auth:           auth,
-		Now:            time.Now,
-		LeaseDuration:  cfg.LeaseDuration,
-		Logger:         log,
-		Files:          files,
-		Catalog:        movies,
-		MaxUploadBytes: cfg.MaxUploadBytes,
-		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
-		Metrics:        emf.New(os.Stdout, nil),
-	})
+	h, err := wiring.API(cfg, clients, files, auth, log, emf.New(os.Stdout, nil))
 	if err != nil {
 		return nil, log, err
 	}

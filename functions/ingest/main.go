@@ -14,7 +14,6 @@ import (
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
@@ -45,6 +44,6 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 	if err != nil {
 		return nil, log, err
 	}
-	h, err := ingest.New(ingest.Options{Movies: dynamo.NewMovieStore(clients.DynamoDB, cfg.Tables.Movies), Files: files, Log: log})
+	h, err := wiring.Ingest(cfg, clients, files, log)
 	return h, log, err
 }

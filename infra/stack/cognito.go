@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/movietrace/tracinglocks/web/authconfig"
 )
 
 // DisplayNameClaim is the claim the API shows to other users (the
@@ -16,7 +18,7 @@ import (
 const DisplayNameClaim = "name"
 
 // OAuthScopes the page asks for: profile for the name claim.
-var OAuthScopes = []string{"openid", "email", "profile"}
+var OAuthScopes = authconfig.Scopes
 
 // issuer is the URL of the tokens' issuer (their iss claim) the API's JWT
 // authorizer trusts, the page's OIDC authority (auth-config.json) and,

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/movietrace/tracinglocks/web/authconfig"
 )
 
 // WebDir is the page's directory under the asset root: index.html, the
@@ -24,7 +26,7 @@ var APIPathPatterns = []string{"/movies*", "/openapi.json"}
 
 // AuthConfigFile is the page's sign-in settings, deployed next to it (the
 // local stack serves the same JSON at /auth-config.json).
-const AuthConfigFile = "auth-config.json"
+const AuthConfigFile = authconfig.File
 
 // MovieCORSHeaders are the request headers a page may send to the movies
 // bucket: the ones every presigned upload signs (content-type, the pending
@@ -192,15 +194,13 @@ func (s *Stack) contentSecurityPolicy() *string {
 	}, "; "))
 }
 
-// authConfig is the page's auth-config.json (see functions/local/stack's
-// AuthConfig): the issuer, the browser client and Cognito's logout endpoint.
+// authConfig is the page's auth-config.json, written by the same code as
+// the local stack's (web/authconfig): the issuer, the browser client and
+// Cognito's logout endpoint.
 func (s *Stack) authConfig() map[string]any {
-	scope := strings.Join(OAuthScopes, " ")
 	if s.UserPoolClient != nil {
-		return map[string]any{
-			"mode": "oidc", "authority": *s.issuer(), "clientId": *s.UserPoolClient.UserPoolClientId(),
-			"scope": scope, "logoutUrl": *s.UserPoolDomain.BaseUrl(nil) + "/logout?client_id=" + *s.UserPoolClient.UserPoolClientId(),
-		}
+		client := *s.UserPoolClient.UserPoolClientId()
+		return authconfig.OIDC(*s.issuer(), client, authconfig.CognitoLogoutURL(*s.UserPoolDomain.BaseUrl(nil), client)).Map()
 	}
-	return map[string]any{"mode": "oidc", "authority": s.cfg.JWT.Issuer, "clientId": s.cfg.JWT.Audience[0], "scope": scope}
+	return authconfig.OIDC(s.cfg.JWT.Issuer, s.cfg.JWT.Audience[0], "").Map()
 }

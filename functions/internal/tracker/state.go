@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// State format: "MTRK", version 3, then little-endian fields (see
+// State format: "MTRK", the format version (stateVersion), then little-endian fields (see
 // MarshalBinary). Floats are stored bit-exact, so a restored tracker
 // continues exactly as the original would have.
 const (

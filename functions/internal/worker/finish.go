@@ -13,11 +13,30 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 )
 
+// lastWritesBudget bounds the segment's last writes (flush, hand-off or
+// terminal write, continuation) once the stop margin stopped the tracer.
+const lastWritesBudget = 5 * time.Second
+
 // finish publishes the terminal state for the job's result, if it still can.
+//
+// When the stop margin stopped the tracer, the segment's last writes run on
+// a context detached from the invocation's (context.WithoutCancel, with
+// lastWritesBudget), as requeue does: a flush that overruns the invocation
+// (a loaded machine) must still hand the job on rather than abandon it to
+// sit "tracing" until its lease goes stale (issue 20 item 7). The fence makes
+// that safe: every write is refused once the lease is no longer this job's.
 func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 	var ll *errLeaseLost
-	if err != nil && jobCtx.Err() != nil && ctx.Err() == nil && !errors.As(err, &ll) && !errors.Is(err, errExpired) {
+	if err != nil && context.Cause(jobCtx) == errStopMargin && !errors.As(err, &ll) && !errors.Is(err, errExpired) {
 		if _, safe := tracer.SummaryOf(err); !safe {
+			if d, ok := ctx.Deadline(); ok {
+				r.deadline = d
+			}
+			dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			defer cancel()
+			t := r.w.o.Clock.AfterFunc(lastWritesBudget, cancel)
+			defer t.Stop()
+			ctx = dctx
 			// The stop margin before the deadline: keep what was traced.
 			if ferr := r.flush(ctx); ferr != nil {
 				err = ferr
@@ -43,7 +62,7 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 		// The invocation itself ended: nothing can be written any more.
 		r.log.ErrorContext(ctx, "invocation ended during the job; its lease will go stale",
 			slog.Int("framesWritten", r.written), slog.String("error", err.Error()))
-		return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
+		return Outcome{Result: ResultStranded, FramesWritten: r.written, Err: err}
 	}
 
 	summary := r.summary(jobCtx, err)
@@ -114,7 +133,7 @@ func (r *run) unpublished(ctx context.Context, err error) Outcome {
 	}
 	r.log.ErrorContext(ctx, "terminal write failed; the job's lease will go stale",
 		slog.String("error", err.Error()), slog.Int("framesWritten", r.written))
-	return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: err}
+	return Outcome{Result: ResultStranded, FramesWritten: r.written, Err: err}
 }
 
 // progressed reports whether this segment made progress a continuation
@@ -162,7 +181,11 @@ func (r *run) sendContinuation(ctx context.Context, next events.TraceJob) error 
 		r.log.WarnContext(ctx, "continuation not sent; retrying while time remains",
 			slog.Int("segment", next.Segment), slog.Int("attempt", attempt), slog.String("error", err.Error()))
 		wait := r.w.o.Backoff(attempt)
-		if d, ok := ctx.Deadline(); ok && d.Sub(r.w.o.Clock.Now().Add(wait)) < r.w.o.StopMargin/2 {
+		d, ok := ctx.Deadline()
+		if !r.deadline.IsZero() {
+			d, ok = r.deadline, true // the invocation's, before finish detached ctx
+		}
+		if ok && d.Sub(r.w.o.Clock.Now().Add(wait)) < r.w.o.StopMargin/2 {
 			return err
 		}
 		if attempt >= maxSendAttempts || !pause(ctx, r.w.o.Clock, wait) {
@@ -202,7 +225,7 @@ func (r *run) notContinued(ctx context.Context, next events.TraceJob, sendErr er
 	default:
 		r.log.ErrorContext(ctx, "the job could not be failed; it will be finalised when its lease goes stale",
 			slog.Int("segment", next.Segment), slog.String("error", err.Error()))
-		return Outcome{Result: ResultAbandoned, FramesWritten: r.written, Err: errors.Join(sendErr, err)}
+		return Outcome{Result: ResultStranded, FramesWritten: r.written, Err: errors.Join(sendErr, err)}
 	}
 	summary := ContinuationFailedSummary(r.written, r.plan.Frames)
 	if err := r.terminal(ctx, func(f domain.JobFence) domain.Command {

@@ -76,7 +76,7 @@ func TestCrashedWorkerLeavesStaleLeaseThenRetraceCleansUp(t *testing.T) {
 		crash()
 		return emit(f)
 	}), short)
-	if out := wA.Run(crashCtx, jobA); out.Result != worker.ResultAbandoned {
+	if out := wA.Run(crashCtx, jobA); out.Result != worker.ResultStranded {
 		t.Fatalf("crashed worker: %+v", out)
 	}
 	m := e.get("m3")

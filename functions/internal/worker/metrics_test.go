@@ -104,7 +104,7 @@ func TestWorkerMetricsAreEMF(t *testing.T) {
 		crash()
 		return emit(f)
 	}), lease, metrics)
-	run(worker.ResultAbandoned, ta, crashCtx, crashing)
+	run(worker.ResultStranded, ta, crashCtx, crashing)
 
 	// Refused claims: claimed by another worker, no such movie, invalid job.
 	claimed := start("movie-claimed")
@@ -130,7 +130,7 @@ func TestWorkerMetricsAreEMF(t *testing.T) {
 	}
 	want := map[string]float64{
 		outcome(worker.ResultHandedOff): 4, outcome(worker.ResultTraced): 1, outcome(worker.ResultFailed): 1,
-		outcome(worker.ResultLeaseLost): 2, outcome(worker.ResultAbandoned): 1,
+		outcome(worker.ResultLeaseLost): 2, outcome(worker.ResultStranded): 1,
 		conflict("lease_lost"): 1, conflict("expired"): 1,
 		refusal("lease_lost"): 1, refusal("already_claimed"): 1, refusal("not_found"): 1, refusal(emf.Other): 1,
 		emf.ContinuationSegments: 4,

@@ -54,7 +54,7 @@ func (w *Worker) Run(ctx context.Context, job events.TraceJob) Outcome {
 	if movie.Lease == nil || movie.Lease.ID != job.JobID || !movie.Lease.Claimed {
 		// Cannot happen: the claim's condition and ALL_NEW say otherwise.
 		log.ErrorContext(ctx, "claimed row does not carry the job's claimed lease")
-		return Outcome{Result: ResultAbandoned, Err: errors.New("claimed row without the claimed lease")}
+		return Outcome{Result: ResultStranded, Err: errors.New("claimed row without the claimed lease")}
 	}
 	r.movie, r.lease, r.expires = movie, *movie.Lease, movie.Lease.ExpiresAt
 	if job.FromFrame != r.lease.FromFrame {
@@ -76,11 +76,14 @@ type run struct {
 	movieID string
 	jobID   string
 	segment int
-	movie   domain.Movie // as claimed
-	lease   domain.Lease // as claimed
-	plan    domain.TracePlan
-	expires time.Time // the lease's expiry as last written by this worker
-	resumed int       // frames the earlier segments wrote (the checkpoint)
+	// deadline is the invocation's, kept when finish detaches its writes
+	// from the invocation's context (zero: none or not detached).
+	deadline time.Time
+	movie    domain.Movie // as claimed
+	lease    domain.Lease // as claimed
+	plan     domain.TracePlan
+	expires  time.Time // the lease's expiry as last written by this worker
+	resumed  int       // frames the earlier segments wrote (the checkpoint)
 	// cleared: this (first) segment deleted every stored frame at or after
 	// the plan's ClearFrom, which is progress a continuation need not redo.
 	cleared bool
@@ -89,10 +92,15 @@ type run struct {
 	renews  int
 }
 
+// errStopMargin is the cause of a job context the stop margin ended (and
+// not the invocation's end).
+var errStopMargin = errors.New("worker: the stop margin before the invocation's deadline was reached")
+
 // execute runs the claimed job under a job context that the clock ends
 // StopMargin before the invocation's deadline.
 func (r *run) execute(ctx context.Context) Outcome {
-	jobCtx, cancel := context.WithCancel(ctx)
+	jobCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(errStopMargin) }
 	defer cancel()
 	r.buf = make([]domain.Frame, 0, r.w.o.FrameBatch)
 	if d, ok := ctx.Deadline(); ok {

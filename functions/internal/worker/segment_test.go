@@ -316,3 +316,44 @@ func TestRetraceAfterFailureResumesFromTheCheckpoint(t *testing.T) {
 		t.Fatalf("%d frames", n)
 	}
 }
+
+// TestHandOffOutlivesTheInvocationsContext (issue 20 item 7): the stop
+// margin stops the tracer and the invocation's own context ends while the
+// segment's last writes are still to be made (its deadline overrun by a
+// loaded machine). The flush, the hand-off and the continuation run on a
+// detached context: the job is handed on, not abandoned. Deterministic: the
+// fake clock passes the stop margin and the test ends the context itself.
+func TestHandOffOutlivesTheInvocationsContext(t *testing.T) {
+	e := newMemEnv(t)
+	e.createMovie("mo", 300)
+	job := e.start("mo", alice, 0, e.now(), lease)
+	q := &memQueue{}
+	ctx, cancel := context.WithDeadline(context.Background(), e.now().Add(10*time.Second))
+	defer cancel()
+	synth := tracer.NewSynthetic()
+	tr := tracer.Func(func(tctx context.Context, m domain.Movie, p domain.TracePlan, emit func(domain.Frame) error) error {
+		n := 0
+		return synth.Trace(tctx, m, p, func(f domain.Frame) error {
+			if n == 100 {
+				e.fake.Step(8 * time.Second) // past the stop margin
+				<-tctx.Done()
+				cancel() // and the invocation's context ends as well
+				return tctx.Err()
+			}
+			n++
+			return emit(f)
+		})
+	})
+	out := e.newWorker(tr, lease, segmentOptions(q)).Run(ctx, job)
+	if out.Result != worker.ResultHandedOff || out.FramesWritten != 100 {
+		t.Fatalf("outcome %+v, want handed off after 100 frames", out)
+	}
+	next := q.take()
+	if len(next) != 1 || next[0].Segment != 1 || next[0].JobID != job.JobID {
+		t.Fatalf("continuation %+v", next)
+	}
+	m := e.get("mo")
+	if m.Status != domain.StatusTracing || m.Lease == nil || m.Lease.Claimed || m.Progress.FramesWritten != 100 {
+		t.Fatalf("row after the hand-off: %s, lease %+v, progress %+v", m.Status, m.Lease, m.Progress)
+	}
+}

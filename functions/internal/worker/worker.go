@@ -154,20 +154,25 @@ func defaultRequeueDelay(n int) time.Duration {
 type Result string
 
 const (
-	// ResultTraced: this worker published status traced.
-	ResultTraced Result = "traced"
-	// ResultFailed: this worker published status tracing_failed.
-	ResultFailed Result = "tracing_failed"
+	// ResultTraced: this worker published status traced (its value is the
+	// status's own).
+	ResultTraced = Result(domain.StatusTraced)
+	// ResultFailed: this worker published status tracing_failed (its value
+	// is the status's own).
+	ResultFailed = Result(domain.StatusFailed)
 	// ResultNotClaimed: the claim was refused (already claimed, the lease was
 	// replaced or is stale, the movie is gone): a no-op.
 	ResultNotClaimed Result = "not_claimed"
 	// ResultLeaseLost: the job was claimed and then lost its lease; the
 	// worker stopped and published nothing.
 	ResultLeaseLost Result = "lease_lost"
-	// ResultAbandoned: the job was claimed but no terminal write could be
-	// made (the invocation ended, or DynamoDB failed); its lease goes stale
-	// and readers see the trace as stalled.
-	ResultAbandoned Result = "abandoned"
+	// ResultStranded: the job was claimed but this worker could make no
+	// terminal write (the invocation ended, or DynamoDB failed); its lease
+	// goes stale, readers see the trace as stalled, and whoever ends it
+	// (the sweeper, or a takeover) records it abandoned
+	// (events.TracingAbandoned). Its metric value stays "abandoned": the
+	// deployed alarm on abandoned segments names it.
+	ResultStranded Result = "abandoned"
 	// ResultDeferred: the job was not claimed (too close to the deadline, or
 	// the claim failed in transport) and the message must be redelivered.
 	ResultDeferred Result = "deferred"

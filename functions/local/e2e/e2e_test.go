@@ -189,8 +189,8 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	if mid.Progress.FramesWritten >= wantFrames {
 		t.Fatalf("the trace finished before Alice could reopen Analyze: make the stack's FrameDelay longer")
 	}
-	// Her tokens were in the closed page's memory: she signs in again, and
-	// the provider brings her back to the movie.
+	// Her tokens are in the tab's sessionStorage: she comes back to the
+	// movie signed in (or signs in again, and the provider brings her back).
 	signIn(alice, st.URL+"#/movies/"+movieID, "Alice")
 	alice.waitJS("the reopened page shows progress", progress)
 	seen := eval[int](alice, written)

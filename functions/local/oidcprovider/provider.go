@@ -71,6 +71,13 @@ type Options struct {
 	Users []User
 	// TokenTTL is the ID and access tokens' lifetime (default 10 min).
 	TokenTTL time.Duration
+	// LoginBaseURL, when set, is another origin (scheme://host:port) whose
+	// server also mounts Handler and where the discovery document puts the
+	// authorization, token and userinfo endpoints, with the logout endpoint
+	// at /logout: Cognito's shape, whose issuer (and discovery, and JWKS)
+	// is on cognito-idp.<region>.amazonaws.com and its sign-in pages and
+	// token endpoint on the managed login domain.
+	LoginBaseURL string
 }
 
 // Provider is a running provider's handler and settings.
@@ -79,6 +86,7 @@ type Provider struct {
 	users    map[string]User
 	order    []User
 	clientID string
+	login    string // Options.LoginBaseURL, "" for the issuer's origin
 	ttl      time.Duration
 	mu       sync.Mutex // mockoidc's session store is not safe for concurrent use
 	grants   map[string]int
@@ -113,6 +121,13 @@ func New(opts Options) (*Provider, error) {
 		return nil, errors.New("oidcprovider: https is not supported; serve it on loopback http")
 	}
 	p := &Provider{m: m, users: map[string]User{}, clientID: opts.ClientID, ttl: opts.TokenTTL, grants: map[string]int{}}
+	if opts.LoginBaseURL != "" {
+		l, err := url.Parse(strings.TrimSuffix(opts.LoginBaseURL, "/"))
+		if err != nil || l.Scheme != "http" || l.Host == "" || (l.Path != "" && l.Path != "/") || l.Host == u.Host {
+			return nil, fmt.Errorf("oidcprovider: LoginBaseURL %q must be http://host:port of another origin than BaseURL", opts.LoginBaseURL)
+		}
+		p.login = "http://" + l.Host
+	}
 	for _, usr := range opts.Users {
 		if usr.Login == "" || usr.Name == "" {
 			return nil, fmt.Errorf("oidcprovider: user %+v needs a Login and a Name", usr)
@@ -135,7 +150,59 @@ func (p *Provider) Users() []User { return append([]User(nil), p.order...) }
 // LogoutURL is the logout endpoint with the client ID filled in; the page
 // adds logout_uri.
 func (p *Provider) LogoutURL() string {
+	if p.login != "" {
+		return p.login + CognitoLogoutPath + "?client_id=" + url.QueryEscape(p.clientID)
+	}
 	return p.m.Addr() + LogoutPath + "?client_id=" + url.QueryEscape(p.clientID)
+}
+
+// LoginBaseURL is where the sign-in pages and the token endpoint are: the
+// issuer's origin, or Options.LoginBaseURL.
+func (p *Provider) LoginBaseURL() string {
+	if p.login != "" {
+		return p.login
+	}
+	return p.m.Addr()
+}
+
+// CognitoLogoutPath is Cognito's logout endpoint on its login domain.
+const CognitoLogoutPath = "/logout"
+
+// discovery is mockoidc's discovery document with the authorization, token
+// and userinfo endpoints on the login origin.
+func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	p.m.Discovery(rec, r)
+	var doc map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		http.Error(w, "discovery: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if p.login != "" {
+		for _, k := range []string{"authorization_endpoint", "token_endpoint", "userinfo_endpoint"} {
+			if v, ok := doc[k].(string); ok {
+				doc[k] = p.login + strings.TrimPrefix(v, p.m.Addr())
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+// cors lets a page on another origin read h's answers, as Cognito's
+// discovery, JWKS, token and userinfo endpoints do (a preflight for the
+// userinfo's Authorization header included).
+func cors(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST")
+			w.Header().Set("Access-Control-Allow-Headers", "authorization, content-type")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // Grants counts the tokens issued by grant type (authorization_code,
@@ -161,11 +228,12 @@ func (p *Provider) FastForward(d time.Duration) {
 func (p *Provider) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(mockoidc.AuthorizationEndpoint, p.authorize)
-	mux.HandleFunc(mockoidc.TokenEndpoint, p.token)
-	mux.HandleFunc(mockoidc.UserinfoEndpoint, p.serialized(p.m.Userinfo))
-	mux.HandleFunc(mockoidc.JWKSEndpoint, p.serialized(p.m.JWKS))
-	mux.HandleFunc(mockoidc.DiscoveryEndpoint, p.serialized(p.m.Discovery))
+	mux.HandleFunc(mockoidc.TokenEndpoint, cors(p.token))
+	mux.HandleFunc(mockoidc.UserinfoEndpoint, cors(p.serialized(p.m.Userinfo)))
+	mux.HandleFunc(mockoidc.JWKSEndpoint, cors(p.serialized(p.m.JWKS)))
+	mux.HandleFunc(mockoidc.DiscoveryEndpoint, cors(p.serialized(p.discovery)))
 	mux.HandleFunc(LogoutPath, p.logout)
+	mux.HandleFunc(CognitoLogoutPath, p.logout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
@@ -278,7 +346,14 @@ func (p *Provider) signInPage(w http.ResponseWriter, f url.Values) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+	// The form's answer redirects to the client's redirect_uri, which
+	// Chromium checks against form-action too: the page's origin is
+	// another one when the sign-in pages have their own (LoginBaseURL).
+	formAction := "'self'"
+	if u, err := url.Parse(f.Get("redirect_uri")); err == nil && loopbackURI(f.Get("redirect_uri")) {
+		formAction += " " + u.Scheme + "://" + u.Host
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action "+formAction+"; frame-ancestors 'none'")
 	_, _ = w.Write(buf.Bytes())
 }
 

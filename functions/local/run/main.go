@@ -39,6 +39,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/local/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
+	"github.com/movietrace/tracinglocks/infra/edge"
 )
 
 func main() {
@@ -61,6 +62,9 @@ func run() error {
 	tools := flag.String("tools", "", "directory for the emulators' npm packages and logs (default: .tools at the module root)")
 	verbose := flag.Bool("v", false, "log every request and batch (default: warnings only)")
 	devOnly := flag.Bool("dev-only", false, "no sign-in: the development identity headers only (the page's name picker)")
+	deployed := flag.String("deployed-shape", "", "a synthesized template (cdk.out/TracingLocks-dev.template.json, or "+
+		"infra/stack/testdata/dev-edge.template.json): serve the page as its CloudFront distribution does (its response headers, "+
+		"its API path patterns) and the OIDC provider on two other origins, as Cognito is")
 	flag.Parse()
 	devAuth := false
 	switch v := os.Getenv(httpapi.EnvDevAuth); v {
@@ -113,6 +117,14 @@ func run() error {
 		SignIn: !*devOnly, DevAuth: devAuth,
 	}
 	opts.SampleDir = filepath.Join(dir, "samples") // the sample clips: generated once, reused
+	if *deployed != "" {
+		if *devOnly {
+			return errors.New("-deployed-shape signs in through the provider: drop -dev-only")
+		}
+		if opts.Edge, err = edge.Load(*deployed); err != nil {
+			return err
+		}
+	}
 	st, err := stack.Start(ctx, opts)
 	if err != nil && strings.Contains(err.Error(), "address already in use") && *addr == "127.0.0.1:8080" {
 		say("127.0.0.1:8080 is taken: using a free port instead")
@@ -127,6 +139,10 @@ func run() error {
 	fmt.Printf("\n    Open %s in a browser.\n\n", st.URL)
 	if st.OIDC != nil {
 		fmt.Printf("Sign in with the local OIDC provider (%s) as Alice or Bob: two windows (or a private one) can be two users.\n", st.OIDC.Issuer())
+		if st.EdgeHeaders != nil {
+			fmt.Printf("Deployed shape (%s): the page has the template's headers; sign-in pages on %s.\nContent-Security-Policy: %s\n",
+				*deployed, st.OIDC.LoginBaseURL(), st.EdgeHeaders.Get("Content-Security-Policy"))
+		}
 		if devAuth {
 			fmt.Printf("DEV_AUTH=1: requests without a token may also name a user in X-Dev-User / X-Dev-User-Name.\n")
 		}

@@ -10,27 +10,19 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/jwtauth"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
+	"github.com/movietrace/tracinglocks/web/authconfig"
 )
 
 // AuthConfigPath is where the page reads how to sign in: the JSON of
 // AuthConfig. In AWS the stack deploys the same file next to the page.
-const AuthConfigPath = "/auth-config.json"
+const AuthConfigPath = authconfig.Path
 
-// AuthConfig tells the page's sign-in module which OIDC provider and client
-// to use. Mode "oidc" signs in; mode "dev" (a stack without a provider)
-// leaves the page on the development identity.
-type AuthConfig struct {
-	Mode      string `json:"mode"`
-	Authority string `json:"authority,omitempty"`
-	ClientID  string `json:"clientId,omitempty"`
-	Scope     string `json:"scope,omitempty"`
-	// LogoutURL is the provider's logout endpoint with client_id; the page
-	// adds logout_uri (Cognito's /logout, the local provider's copy of it).
-	LogoutURL string `json:"logoutUrl,omitempty"`
-}
+// AuthConfig is the page's sign-in settings, written by the same code
+// (web/authconfig) as the deployed stack's auth-config.json.
+type AuthConfig = authconfig.Config
 
 // Scope the page asks for: profile for the name claim.
-const Scope = "openid profile email"
+var Scope = strings.Join(authconfig.Scopes, " ")
 
 // startSignIn creates the local OIDC provider served under /oidc/ of the
 // stack's own origin and the JWT authenticator that trusts it.
@@ -45,7 +37,7 @@ func startSignIn(s *Stack, opts Options, mux *http.ServeMux) (httpapi.Authentica
 	if err != nil {
 		return nil, err
 	}
-	s.authConfig = AuthConfig{Mode: "oidc", Authority: p.Issuer(), ClientID: p.ClientID(), Scope: Scope, LogoutURL: p.LogoutURL()}
+	s.authConfig = authconfig.OIDC(p.Issuer(), p.ClientID(), p.LogoutURL())
 	return a, nil
 }
 
@@ -89,7 +81,7 @@ func chooseAuth(s *Stack, opts Options, mux *http.ServeMux) (httpapi.Authenticat
 		}
 	}
 	if !opts.SignIn {
-		s.authConfig = AuthConfig{Mode: "dev"}
+		s.authConfig = authconfig.Dev()
 		return dev, nil
 	}
 	jwt, err := startSignIn(s, opts, mux)

@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/movietrace/tracinglocks/functions/internal/ingest"
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
+	"github.com/movietrace/tracinglocks/functions/internal/config"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 )
 
 // The movies bucket of the local stack: what the CDK stack's movies.go
@@ -59,7 +61,8 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 	if s.Files, err = s3store.New(s3store.Options{Client: s.S3, Bucket: bucket}); err != nil {
 		return nil, err
 	}
-	h, err := ingest.New(ingest.Options{Movies: s.Movies, Files: s.Files, Log: opts.Log.With(slog.String("component", "ingest"))})
+	h, err := wiring.Ingest(config.Config{Tables: config.Tables(s.Tables)}, awsclients.Clients{DynamoDB: s.DynamoDB, S3: s.S3}, s.Files,
+		opts.Log.With(slog.String("component", "ingest")))
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

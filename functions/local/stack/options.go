@@ -12,6 +12,7 @@ import (
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
+	"github.com/movietrace/tracinglocks/infra/edge"
 )
 
 // Options configure a stack. Only the two endpoints are required.
@@ -102,6 +103,12 @@ type Options struct {
 	// SignInUsers are the local provider's users (default
 	// oidcprovider.TestUsers: Alice and Bob); tests add their own.
 	SignInUsers []oidcprovider.User
+	// Edge, when set, starts the stack in the deployed shape (deployed.go):
+	// the page served with the response headers of the synthesized
+	// template's CloudFront policy, the API reached through its path
+	// patterns only, and the OIDC provider on two other origins (the
+	// issuer's and the sign-in pages'), as Cognito is. It implies SignIn.
+	Edge *edge.Edge
 }
 
 func (o *Options) defaults() error {

@@ -42,6 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
+	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/streamproc"
@@ -75,8 +76,14 @@ type Stack struct {
 	Lease time.Duration
 	// OIDC is the local OpenID Connect provider (nil without SignIn).
 	OIDC *oidcprovider.Provider
+	// EdgeHeaders are the response headers of the page's origin in the
+	// deployed shape (Options.Edge), nil otherwise.
+	EdgeHeaders http.Header
 
 	authConfig AuthConfig
+	// signInServers serve the OIDC provider on its own origins in the
+	// deployed shape (deployed.go).
+	signInServers []*http.Server
 
 	log        *slog.Logger
 	server     *http.Server
@@ -146,7 +153,12 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	s.URL = "http://" + ln.Addr().String() + "/"
 	mux := http.NewServeMux()
-	auth, err := chooseAuth(s, opts, mux)
+	var auth httpapi.Authenticator
+	if opts.Edge != nil {
+		auth, err = s.startDeployedSignIn(opts)
+	} else {
+		auth, err = chooseAuth(s, opts, mux)
+	}
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("stack: %w", err)
@@ -159,9 +171,17 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	web.RegisterWithStorage(mux, s.storageOrigin) // frame images come from the S3 emulator
 	webauth.Register(mux)
 	mux.HandleFunc("GET "+AuthConfigPath, s.serveAuthConfig)
-	mux.Handle("/", parts.api)
+	var handler http.Handler = mux
+	if opts.Edge != nil {
+		if handler, err = s.deployedShape(opts.Edge, mux, parts.api); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("stack: %w", err)
+		}
+	} else {
+		mux.Handle("/", parts.api)
+	}
 	s.server = &http.Server{
-		Handler:           hostGuard(mux),
+		Handler:           hostGuard(handler),
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
@@ -232,6 +252,11 @@ func (s *Stack) Stop() error {
 			<-done
 		}
 		s.stopInvoke()
+		for _, srv := range s.signInServers {
+			if err := srv.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("stop sign-in server: %w", err))
+			}
+		}
 		if s.s3Front != nil {
 			if err := s.s3Front.stop(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("stop S3 front: %w", err))

@@ -13,19 +13,12 @@ import (
 	"github.com/movietrace/tracinglocks/functions/envvar"
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/sweeper"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 	"github.com/movietrace/tracinglocks/functions/internal/worker"
-)
-
-// The stores are what the handlers need.
-var (
-	_ httpapi.MovieStore  = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader = (*dynamo.FrameStore)(nil)
 )
 
 // parts are the three handlers the stack runs.
@@ -50,18 +43,14 @@ func devAuthEnv(k string) string {
 
 // wire builds the handlers the way the Lambda mains do.
 func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
-	frames := dynamo.NewFrameStore(s.DynamoDB, s.Tables.Frames)
-	api, err := httpapi.New(httpapi.Config{
-		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
-		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
-		Files: s.Files, Catalog: s.Movies, MaxUploadBytes: opts.MaxUploadBytes,
-	})
+	// The Lambda mains' wiring, on the stack's tables, queues and bucket.
+	cfg := config.Config{Tables: config.Tables(s.Tables), QueueURL: s.QueueURL, PoisonQueueURL: s.PoisonQueueURL,
+		LeaseDuration: opts.LeaseDuration, MaxUploadBytes: opts.MaxUploadBytes}
+	clients := awsclients.Clients{DynamoDB: s.DynamoDB, Streams: s.Streams, SQS: s.SQS, S3: s.S3}
+	api, err := wiring.API(cfg, clients, s.Files, auth, opts.Log.With("component", "api"), nil)
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)
 	}
-	// The Lambda mains' wiring, on the stack's tables and queues.
-	cfg := config.Config{Tables: config.Tables(s.Tables), QueueURL: s.QueueURL, PoisonQueueURL: s.PoisonQueueURL, LeaseDuration: opts.LeaseDuration}
-	clients := awsclients.Clients{DynamoDB: s.DynamoDB, Streams: s.Streams, SQS: s.SQS}
 	sp, err := wiring.StreamProcessor(cfg, clients, opts.Log.With("component", "streamprocessor"))
 	if err != nil {
 		return parts{}, fmt.Errorf("stream processor: %w", err)

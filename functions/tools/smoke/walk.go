@@ -8,6 +8,7 @@ package smoke
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -29,8 +30,13 @@ type Options struct {
 	// Username and Password sign in on Cognito's managed login instead
 	// (a user without MFA, or whose MFA the environment does not require).
 	Username, Password string
-	// MovieID is the movie to trace (default: the first one in the list).
+	// MovieID is the movie to trace. Without it the walk adds its own movie
+	// from Clip (an MP4) through the page's sign-in and the API, as a user
+	// would (POST /movies, the file PUT to the presigned URL from the
+	// browser, waiting until it is ready), traces it and deletes it at the
+	// end: it never traces or changes a lab's movies.
 	MovieID string
+	Clip    []byte
 	// Chromium is the browser binary (default /usr/bin/chromium).
 	Chromium string
 	// Out, when set, receives a screenshot of each step and of a failure.
@@ -46,6 +52,9 @@ type Options struct {
 func Walk(ctx context.Context, o Options) (err error) {
 	if o.URL == "" || (o.Login == "") == (o.Username == "") {
 		return errors.New("smoke: URL and one of Login or Username/Password are required")
+	}
+	if o.MovieID == "" && len(o.Clip) == 0 {
+		return errors.New("smoke: a MovieID or a Clip to add as its own movie is required")
 	}
 	page, err := url.Parse(o.URL)
 	if err != nil || page.Host == "" {
@@ -141,6 +150,7 @@ func eval[T any](ctx context.Context, expr string) (T, error) {
 func (w *walker) run() error {
 	signedIn := `document.querySelector('[data-testid="auth-user"]')?.textContent.startsWith('signed in as ')`
 	movie := w.o.MovieID
+	own := movie == ""
 	lock := func() string { return `document.querySelector('[data-testid="lock-` + movie + `"]')` }
 	banner := `document.querySelector('#lease-banner')`
 	steps := []struct {
@@ -155,16 +165,47 @@ func (w *walker) run() error {
 			return until(ctx, `!!document.querySelector('[data-testid="sign-in"]')`)
 		}},
 		{"sign in", w.signIn},
-		{"the list shows the movies", func(ctx context.Context) error {
-			if err := until(ctx, signedIn+` && document.querySelectorAll('[data-testid^="analyze-"]').length > 0`); err != nil {
+		{"add its own movie: POST /movies, the file PUT from the browser, until it is ready", func(ctx context.Context) error {
+			if !own {
+				return nil
+			}
+			if err := until(ctx, signedIn); err != nil {
 				return err
 			}
-			if movie == "" {
-				id, err := eval[string](ctx, `document.querySelector('[data-testid^="analyze-"]').dataset.testid.slice('analyze-'.length)`)
+			got, err := eval[string](ctx, addMovieJS(w.o.Clip))
+			if err != nil {
+				return err
+			}
+			id, ok := strings.CutPrefix(got, "ok ")
+			if !ok {
+				return errors.New(got)
+			}
+			movie = id
+			w.o.Log("smoke:    own movie %s", movie)
+			ready := `tracingAuth.fetch('/movies/` + movie + `').then(r => r.json()).then(m => m.status)`
+			for {
+				st, err := eval[string](ctx, ready)
 				if err != nil {
 					return err
 				}
-				movie = id
+				if st == "ready" {
+					break
+				}
+				if st != "awaiting_upload" && st != "ingesting" {
+					return fmt.Errorf("the movie is %s, not ready", st)
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("the movie is still %s: %w", st, ctx.Err())
+				case <-time.After(time.Second):
+				}
+			}
+			_, err = chromedp.Run(ctx, chromedp.Reload())
+			return err
+		}},
+		{"the list shows the movie", func(ctx context.Context) error {
+			if err := until(ctx, signedIn+` && !!document.querySelector('[data-testid="analyze-`+movie+`"]')`); err != nil {
+				return err
 			}
 			w.o.Log("smoke:    movie %s", movie)
 			return until(ctx, lock()+`?.dataset.kind === ""`)
@@ -208,6 +249,19 @@ func (w *walker) run() error {
 			}
 			return until(ctx, lock()+`?.dataset.kind === ""`)
 		}},
+		{"delete its own movie", func(ctx context.Context) error {
+			if !own {
+				return nil
+			}
+			code, err := eval[int](ctx, `tracingAuth.fetch('/movies/`+movie+`', {method: 'DELETE'}).then(r => r.status)`)
+			if err != nil {
+				return err
+			}
+			if code != 204 && code != 202 && code != 200 {
+				return fmt.Errorf("DELETE /movies/%s answered %d", movie, code)
+			}
+			return nil
+		}},
 		{"sign out", func(ctx context.Context) error {
 			if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`))); err != nil {
 				return err
@@ -221,6 +275,27 @@ func (w *walker) run() error {
 		}
 	}
 	return nil
+}
+
+// addMovieJS is the page adding a movie from clip as its upload does:
+// POST /movies with the ID token, then the file PUT straight to the
+// presigned URL with the headers the API signed (the bucket's CORS rule is
+// exercised here). It answers "ok <id>" or what failed.
+func addMovieJS(clip []byte) string {
+	return `(async () => {
+  const bytes = Uint8Array.from(atob('` + base64.StdEncoding.EncodeToString(clip) + `'), c => c.charCodeAt(0));
+  const r = await tracingAuth.fetch('/movies', {method: 'POST', headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({title: 'smoke walk ' + new Date().toISOString(), fileName: 'smoke.mp4', contentType: 'video/mp4', sizeBytes: bytes.length})});
+  if (r.status !== 201) return 'POST /movies answered ' + r.status + ': ' + await r.text();
+  const m = await r.json();
+  try {
+    const put = await fetch(m.upload.url, {method: m.upload.method, headers: m.upload.headers || {}, body: bytes});
+    if (!put.ok) return 'the upload PUT answered ' + put.status + ': ' + await put.text();
+  } catch (e) {
+    return 'the upload PUT failed (CORS or CSP?): ' + e;
+  }
+  return 'ok ' + m.movie.id;
+})()`
 }
 
 func mustText(ctx context.Context) string {

@@ -8,11 +8,17 @@
 // and the page uses its development identity; without readable settings the
 // page cannot sign in and sends no identity (never the development one).
 //
-// Tokens stay in memory (an InMemoryWebStorage user store): a reload signs in
-// again, which the provider's own session makes a quick redirect. They are
-// renewed with the refresh token before they expire. Only the PKCE verifier
-// and state of a sign-in in progress are in sessionStorage, as the redirect
-// needs them. The API is sent the ID token: it is the token whose aud is the
+// Tokens are kept in the tab's sessionStorage (oidc-client-ts's user store),
+// never in localStorage: a reload keeps the user signed in, and the tokens
+// end with the tab. A new tab of the same page asks the open ones for the
+// signed-in user over a BroadcastChannel (same origin only; nothing is
+// written to storage shared between tabs), and a sign-out in one tab signs
+// all out. Tokens are renewed with the refresh token before they expire
+// (automaticSilentRenew; signinSilent uses the refresh token), and a user
+// found expired in storage is renewed the same way. The trade-off: a script
+// injected into the page could read sessionStorage, as it could read a
+// token in memory by calling the page's own functions; the CSP (scripts
+// from the page's origin only) is what keeps such scripts out. The API is sent the ID token: it is the token whose aud is the
 // client ID and that carries the name claim the API shows to other users
 // (Cognito's access tokens carry neither).
 //
@@ -26,7 +32,7 @@
 //   signIn(), signOut()
 //   onChange(fn)     fn(user or null) after a renewal changed the user or a
 //                    sign-out
-import { InMemoryWebStorage, UserManager, WebStorageStateStore } from 'oidc-client-ts';
+import { User, UserManager, WebStorageStateStore } from 'oidc-client-ts';
 
 const listeners = [];
 let manager = null;
@@ -85,7 +91,7 @@ async function start() {
     post_logout_redirect_uri: home(),
     response_type: 'code',
     scope: config.scope || 'openid profile email',
-    userStore: new WebStorageStateStore({ store: new InMemoryWebStorage() }),
+    userStore: new WebStorageStateStore({ store: window.sessionStorage }),
     automaticSilentRenew: true,
     loadUserInfo: false,
     monitorSession: false,
@@ -106,8 +112,51 @@ async function start() {
       console.warn('sign-in failed:', e && e.message);
       signInError = (e && e.message) || 'sign-in failed';
     }
+  } else {
+    current = await manager.getUser();
+    if (!current) current = await fromOtherTab();
+    if (current && current.expired && current.refresh_token) await renew();
   }
+  if (channel) channel.onmessage = answerTabs;
   return userOf(current);
+}
+
+// The tabs of this page share the signed-in user over a BroadcastChannel:
+// a new tab asks ('who'), a tab with a user answers with it, a sign-out
+// tells every tab.
+const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('tracing-auth') : null;
+
+function answerTabs(e) {
+  const m = e.data || {};
+  if (m.kind === 'who' && current && !current.expired) {
+    channel.postMessage({ kind: 'user', user: current.toStorageString() });
+  } else if (m.kind === 'signed-out' && current) {
+    manager.removeUser().catch(() => {});
+  }
+}
+
+async function fromOtherTab() {
+  if (!channel) return null;
+  const answer = new Promise((resolve) => {
+    const timer = setTimeout(() => { channel.onmessage = null; resolve(null); }, 400);
+    channel.onmessage = (e) => {
+      if (e.data && e.data.kind === 'user') {
+        clearTimeout(timer);
+        channel.onmessage = null;
+        resolve(e.data.user);
+      }
+    };
+  });
+  channel.postMessage({ kind: 'who' });
+  const stored = await answer;
+  if (!stored) return null;
+  try {
+    const u = User.fromStorageString(stored);
+    await manager.storeUser(u);
+    return u;
+  } catch {
+    return null;
+  }
 }
 
 
@@ -119,6 +168,7 @@ async function signIn() {
 async function signOut() {
   if (!manager) return;
   await manager.removeUser();
+  if (channel) channel.postMessage({ kind: 'signed-out' });
   // Cognito's /logout (and the local provider's copy of it) ends the
   // provider's session and comes back to logout_uri.
   if (config.logoutUrl) {

@@ -12,7 +12,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/movietrace/tracinglocks/functions/envvar"
@@ -24,7 +26,7 @@ func main() {
 	flag.StringVar(&o.URL, "url", "", "the page's URL")
 	flag.StringVar(&o.Login, "login", "", "local OIDC provider's test user (alice, bob)")
 	flag.StringVar(&o.Username, "username", "", "Cognito user (managed login)")
-	flag.StringVar(&o.MovieID, "movie", "", "movie to trace (default: the first listed)")
+	flag.StringVar(&o.MovieID, "movie", "", "movie to trace (default: its own, a generated 2 s clip added, traced and deleted)")
 	flag.StringVar(&o.Out, "out", "", "directory for a screenshot per step")
 	flag.DurationVar(&o.TraceTimeout, "trace-timeout", 10*time.Minute, "how long the trace may take")
 	flag.Parse()
@@ -38,9 +40,38 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if o.MovieID == "" {
+		clip, err := ownClip(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "smoke: its own clip:", err)
+			os.Exit(1)
+		}
+		o.Clip = clip
+	}
 	if err := smoke.Walk(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	fmt.Fprintln(os.Stderr, "smoke: the browser path passed")
+}
+
+// ownClip encodes the walk's own movie with ffmpeg: 2 s of its test pattern
+// at 25 frames per second, 320x240, H.264 (what a camera gives).
+func ownClip(ctx context.Context) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "smoke-clip-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "smoke.mp4")
+	bin := os.Getenv(envvar.FFmpeg)
+	if bin == "" {
+		bin = "ffmpeg"
+	}
+	cmd := exec.CommandContext(ctx, bin, "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2",
+		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, b)
+	}
+	return os.ReadFile(out)
 }

@@ -42,6 +42,9 @@ export function progressText(m) {
   }
 }
 
+// rateText is a frame rate as people write it: 29.97, 30, 23.98.
+export const rateText = (rate) => String(+(+rate || 0).toFixed(2));
+
 export function timecode(frame, rate) {
   const sec = frame / (rate || 1);
   const mm = Math.floor(sec / 60);

@@ -3,7 +3,7 @@
 'use strict';
 
 import { $, setText } from '../dom.js';
-import { statusText, editable, timecode, notReady } from '../facts.js';
+import { statusText, editable, timecode, notReady, rateText } from '../facts.js';
 
 export function render(s) {
   const m = s.movie;
@@ -13,7 +13,7 @@ export function render(s) {
   setText(st, statusText(m.status));
   st.className = 'status s-' + m.status;
   st.dataset.status = m.status;
-  setText($('#movie-info'), m.frameCount + ' frames at ' + m.frameRate + ' frames per second (' + timecode(m.frameCount, m.frameRate) + ')');
+  setText($('#movie-info'), m.frameCount + ' frames at ' + rateText(m.frameRate) + ' frames per second (' + timecode(m.frameCount, m.frameRate) + ')');
 
   // Edit controls: enabled only with our live lease and no trace running.
   const can = editable(s);

@@ -25,7 +25,11 @@ export function render(s) {
   const m = s.movie;
   if (!m) return;
   const tracing = m.status === STATUS.TRACING;
-  show($('#progress-panel'), tracing);
+  const panel = $('#progress-panel');
+  // A trace that ends hides this panel: focus in it goes to Last trace
+  // (once every view has rendered it), not to the page's body.
+  if (!tracing && !panel.hidden && panel.contains(document.activeElement)) queueMicrotask(() => focusEl('#job-title'));
+  show(panel, tracing);
   const p = m.progress || {};
   const bar = $('#progress-bar');
   bar.max = Math.max(p.totalFrames || 0, 1);

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -25,6 +26,12 @@ const (
 	// TracingCancelled: the user who started the job cancelled it
 	// (domain.CancelTrace); the job's frames written so far are kept.
 	TracingCancelled EventType = "movie.tracing.cancelled"
+	// CalibrationSet: the lease holder set or changed the movie's
+	// calibration (domain.EditCalibration); CalibrationCleared: removed it.
+	// Calibration describes the new one; UserID/UserName are the analysis
+	// lease's holder who made the change; no job.
+	CalibrationSet     EventType = "movie.calibration.set"
+	CalibrationCleared EventType = "movie.calibration.cleared"
 )
 
 // Event is a domain event derived from one committed change of a movie row.
@@ -58,6 +65,8 @@ type Event struct {
 	Frames     int `json:"frames,omitempty"`
 	FirstFrame int `json:"firstFrame,omitempty"`
 	LastFrame  int `json:"lastFrame,omitempty"`
+	// Calibration describes the calibration set (CalibrationSet).
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // withTrace adds the settings of m and, for a job that wrote frames, the
@@ -148,6 +157,8 @@ func Derive(old, new *domain.Movie) []Event {
 		out = append(out, e.withTrace(new, old, finished.Frames))
 	}
 
+	out = append(out, calibrationEvents(old, new)...)
+
 	// started: a tracing lease that was not there before.
 	if newJob != nil && new.Status == domain.StatusTracing && (oldJob == nil || oldJob.ID != newJob.ID) {
 		out = append(out, Event{
@@ -159,8 +170,15 @@ func Derive(old, new *domain.Movie) []Event {
 	return out
 }
 
-// AuditKey is the audit sort key of an event: "<jobId>#<eventType>".
-func (e Event) AuditKey() string { return e.JobID + "#" + string(e.Type) }
+// AuditKey is the audit sort key of an event: "<jobId>#<eventType>", or for
+// an event of no job (a calibration) "v<version>#<eventType>": the row's
+// version after the change, which no other change of the row shares.
+func (e Event) AuditKey() string {
+	if e.JobID == "" {
+		return "v" + strconv.FormatInt(e.Version, 10) + "#" + string(e.Type)
+	}
+	return e.JobID + "#" + string(e.Type)
+}
 
 // Job returns the SQS trace-job body of a started event.
 func (e Event) Job() TraceJob {

@@ -45,6 +45,8 @@ type AuditItem struct {
 	Frames          int `dynamodbav:"frames,omitempty"`
 	FirstFrame      int `dynamodbav:"firstFrame,omitempty"`
 	LastFrame       int `dynamodbav:"lastFrame,omitempty"`
+	// Calibration describes a calibration set (movie.calibration.set).
+	Calibration string `dynamodbav:"calibration,omitempty"`
 }
 
 // NewAuditItem returns the audit item of an event. It is a pure function of
@@ -55,7 +57,7 @@ func NewAuditItem(e events.Event) AuditItem {
 		UserID: e.UserID, UserName: e.UserName, OccurredAt: events.FormatTime(e.At),
 		FromFrame: e.FromFrame, Version: e.Version,
 		TrimStart: e.TrimStart, TrimEnd: e.TrimEnd, CaptureInterval: e.CaptureInterval,
-		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame,
+		Frames: e.Frames, FirstFrame: e.FirstFrame, LastFrame: e.LastFrame, Calibration: e.Calibration,
 	}
 	it.HistoryKey = it.Position().IndexKey()
 	if e.Type == events.TracingFailed || e.Type == events.TracingAbandoned {

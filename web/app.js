@@ -29,11 +29,17 @@ import * as progress from './views/progress.js';
 import * as job from './views/job.js';
 import * as results from './views/results.js';
 import * as history from './views/history.js';
+import * as calibration from './views/calibration.js';
+import * as plots from './views/plots.js';
+import { syncResults } from './actions/results.js';
 
 // A panel is a module with render(state); a new panel adds itself here.
-for (const v of [routes, identity, list, notready, analyze, lease, player, markers, settings, progress, job, results, history]) {
+for (const v of [routes, identity, list, notready, analyze, lease, player, markers, settings, progress, job, results, history, calibration, plots]) {
   subscribe(v.render);
 }
+// A reaction, not a view: loads the derived results again when the frames,
+// the calibration or the markers changed.
+subscribe(syncResults);
 
 commit({ user: loadUser() });
 

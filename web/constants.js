@@ -32,6 +32,7 @@ export const LEASE_GONE = Object.freeze([CODE.LEASE_LOST, CODE.LEASE_HELD, CODE.
 
 export const EVENT = Object.freeze({
   STARTED: 'started', COMPLETED: 'completed', FAILED: 'failed', CANCELLED: 'cancelled', STOPPED: 'stopped',
+  CALIBRATED: 'calibrated', UNCALIBRATED: 'uncalibrated',
 });
 
 export const ROUTE = Object.freeze({ LIST: 'list', ANALYZE: 'analyze', UNKNOWN: 'unknown' });

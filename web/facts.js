@@ -98,6 +98,7 @@ export function invalidText(m, control) {
     case 'capture-interval': return 'Use a whole number from 1 to 10000.';
     case 'from-frame': return m ? 'Start at a frame within the trim (' + m.trim.start + ' to ' + (m.trim.end - 1) + ').' : 'Start at a frame within the trim.';
     case 'markers': return 'Place at least one marker on the frame before you start a trace.';
+    case 'cal-length': return 'The calibration was not accepted: draw a line at least 0.5% of the frame long on the frame, give its real length (a positive number, at most a million), and put the origin on the frame.';
     default: return 'That value is not allowed.';
   }
 }

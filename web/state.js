@@ -26,6 +26,11 @@ export const analysisFields = () => ({
   dirty: new Set(),     // ids of settings inputs changed and not saved
   history: { events: [], older: [], next: null, loaded: false },
   notFound: false,      // the movie asked for does not exist
+  results: null,        // GET /movies/{id}/results for resultsKey (actions/results.js)
+  resultsKey: null,
+  calPicking: null,     // what the next clicks on the frame set: 'line', 'origin' or null
+  calPoints: [],        // the line's first end while picking it
+  calDraft: null,       // picked, not yet saved calibration points (fractions of the frame)
 });
 
 export let state = Object.freeze({

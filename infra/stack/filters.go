@@ -22,9 +22,16 @@ import (
 //  1. INSERT or MODIFY with NewImage.status = tracing;
 //  2. MODIFY with OldImage.status = tracing;
 //  3. INSERT with NewImage.status traced or tracing_failed (a row created
-//     already finished, which Derive would report as completed/failed).
+//     already finished, which Derive would report as completed/failed);
+//  4. and 5. INSERT or MODIFY whose NewImage, or MODIFY whose OldImage, has a
+//     calibration (its unit, one of domain.Units): a calibration set,
+//     changed or removed (CalibrationSet, CalibrationCleared). Lambda's
+//     filters cannot compare the two images, so on a calibrated movie every
+//     write (heartbeats included) invokes the function, which derives
+//     nothing from most of them: the cost of keeping calibrations in the
+//     history, paid only by calibrated movies.
 //
-// Changes of movies that are not tracing before or after — analysis lease
+// Changes of uncalibrated movies that are not tracing before or after — analysis lease
 // acquisition, heartbeats and release, marker/trim/interval edits, whether
 // the movie is ready, traced or tracing_failed — match none of them: they are
 // the bulk of the writes and never invoke the function. REMOVE records are
@@ -46,7 +53,26 @@ func StreamFilters() *[]*map[string]interface{} {
 			"eventName": awslambda.FilterRule_Or(jsii.String("INSERT")),
 			"dynamodb":  map[string]interface{}{"NewImage": status(domain.StatusTraced, domain.StatusFailed)},
 		}),
+		awslambda.FilterCriteria_Filter(&map[string]interface{}{
+			"eventName": awslambda.FilterRule_Or(jsii.String("INSERT"), jsii.String("MODIFY")),
+			"dynamodb":  map[string]interface{}{"NewImage": calibrated()},
+		}),
+		awslambda.FilterCriteria_Filter(&map[string]interface{}{
+			"eventName": awslambda.FilterRule_Or(jsii.String("MODIFY")),
+			"dynamodb":  map[string]interface{}{"OldImage": calibrated()},
+		}),
 	}
+}
+
+// calibrated matches an image with a calibration: its unit is one of
+// domain.Units (schema.CalibrationItem).
+func calibrated() map[string]interface{} {
+	units := make([]string, len(domain.Units))
+	for i, u := range domain.Units {
+		units[i] = string(u)
+	}
+	return map[string]interface{}{schema.AttrCalibration: map[string]interface{}{"M": map[string]interface{}{
+		"unit": map[string]interface{}{"S": awslambda.FilterRule_Or(*jsii.Strings(units...)...)}}}}
 }
 
 func statusStrings(ss []domain.Status) []string {

@@ -664,6 +664,8 @@ func TestStreamEventSource(t *testing.T) {
 				map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"status":{"S":["tracing"]}}},"eventName":["INSERT","MODIFY"]}`},
 				map[string]any{"Pattern": `{"dynamodb":{"OldImage":{"status":{"S":["tracing"]}}},"eventName":["MODIFY"]}`},
 				map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"status":{"S":["traced","tracing_failed"]}}},"eventName":["INSERT"]}`},
+				map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"calibration":{"M":{"unit":{"S":["um","mm","cm","m","km","in","ft"]}}}}},"eventName":["INSERT","MODIFY"]}`},
+				map[string]any{"Pattern": `{"dynamodb":{"OldImage":{"calibration":{"M":{"unit":{"S":["um","mm","cm","m","km","in","ft"]}}}}},"eventName":["MODIFY"]}`},
 			)},
 		})
 		if StreamRetryAttempts < 0 || StreamRetryAttempts > 10000 || StreamMaxRecordAgeHours*3600 > 604800 {

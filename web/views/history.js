@@ -30,6 +30,8 @@ function item(e) {
       (e.summary ? ' Reason: ' + e.summary : '')]; break;
     case EVENT.CANCELLED: text = [who(e) + ' cancelled the trace at ', timeEl(e.at), '; the frames it had traced are kept.']; break;
     case EVENT.STOPPED: text = [(e.yours ? 'Your' : e.userName + '\u2019s') + ' trace stopped responding; its lock lapsed at ', timeEl(e.at), '. ' + frames + ' saved.']; break;
+    case EVENT.CALIBRATED: text = [who(e) + ' calibrated the movie at ', timeEl(e.at), ': ' + e.calibration + '.']; break;
+    case EVENT.UNCALIBRATED: text = [who(e) + ' removed the calibration at ', timeEl(e.at), '; results are in pixels.']; break;
     default: return null;
   }
   return el('li', { dataset: { testid: 'history-item', type: e.type } }, ...text);

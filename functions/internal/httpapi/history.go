@@ -49,6 +49,8 @@ type HistoryEvent struct {
 	FirstFrame *int   `json:"firstFrame,omitempty"`
 	LastFrame  *int   `json:"lastFrame,omitempty"`
 	Summary    string `json:"summary,omitempty"`
+	// Calibration describes the calibration set (type calibrated).
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // HistorySettings are the settings a trace ran with.
@@ -64,6 +66,9 @@ var historyTypes = map[events.EventType]string{
 	events.TracingFailed:    "failed",
 	events.TracingAbandoned: "stopped",
 	events.TracingCancelled: "cancelled",
+	// Not traces: the calibration's changes (no frames, no settings).
+	events.CalibrationSet:     "calibrated",
+	events.CalibrationCleared: "uncalibrated",
 }
 
 type historyQuery struct {
@@ -145,6 +150,10 @@ func historyEvent(it schema.AuditItem, caller domain.User) (HistoryEvent, bool) 
 	}
 	e := HistoryEvent{Type: typ, At: formatTime(at), UserName: it.UserName, FromFrame: it.FromFrame,
 		Yours: caller.ID != "" && it.UserID == caller.ID}
+	if typ == "calibrated" || typ == "uncalibrated" {
+		e.Calibration = it.Calibration
+		return e, true
+	}
 	if it.TrimEnd > 0 {
 		e.Settings = &HistorySettings{Trim: TrimView{Start: it.TrimStart, End: it.TrimEnd}, CaptureInterval: max(it.CaptureInterval, 1)}
 	}

@@ -167,16 +167,21 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	if err != nil {
 		return h.fail(ctx, log, movieID, err)
 	}
+	// The pending tag goes before the movie is ready (issue 20 item 2): a
+	// ready movie must never keep a source the bucket's lifecycle deletes.
+	// If this process dies after the untag, the redelivered event finds the
+	// movie still awaiting its upload and ingests it again; if the movie
+	// never becomes ready, its source is deleted with it (DELETE, or the
+	// sweeper's upload expiry). Untagging is idempotent.
+	if err := h.opts.Files.ClearPending(ctx, movieID); err != nil {
+		return fmt.Errorf("ingest: clear the pending tag: %w", err) // redelivered
+	}
 	_, err = h.opts.Movies.Commit(ctx, movieID, domain.CompleteIngest{
 		FrameCount: frames, FrameRate: info.FrameRate, Now: h.opts.Now(),
 		Video: domain.Video{Width: info.Width, Height: info.Height, Codec: info.Codec, DurationSeconds: info.Duration.Seconds()},
 	})
 	if done, err := h.settled(ctx, log, movieID, err); done {
 		return err
-	}
-	if err := h.opts.Files.ClearPending(ctx, movieID); err != nil {
-		// The movie is ready; only the lifecycle's safety net is wrong.
-		log.Error("ingest: could not clear the pending tag", slog.String("error", err.Error()))
 	}
 	log.Info("ingest: ready", slog.Int("frames", frames), slog.Float64("frameRate", info.FrameRate),
 		slog.Int("width", info.Width), slog.Int("height", info.Height), slog.String("codec", info.Codec),

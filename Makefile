@@ -332,16 +332,25 @@ fuzz: ## Run every Fuzz* target for FUZZTIME (10s) each; appends fuzz_execs=N to
 	echo "fuzz: $$targets targets, $$total execs"; \
 	if [ -n "$(PROOF_COUNTS)" ]; then mkdir -p $(dir $(PROOF_COUNTS)); echo "proof-count fuzz_execs=$$total" >> $(PROOF_COUNTS); fi
 
-# `make bench-tracer` renders the tracker's ground-truth clips, encodes
-# them with ffmpeg and tracks them with this tracker and with OpenCV
-# (Debian's python3-opencv, run by PYTHON_OPENCV) in the same run; it prints
-# one Markdown table with the parameters (BENCH_TRACER_FLAGS, e.g.
-# '-frames 300 -width 1280 -height 720'). Clips go to testoutput/bench-tracer/.
+# `make bench-tracer` tracks the same gray frames from the same start points
+# with this tracker and with OpenCV 4.6 (Debian's python3-opencv, run by
+# PYTHON_OPENCV: matchTemplate, PyrLK, CSRT, KCF) in one run: the
+# ground-truth clips (error against the truth) and the real videos Debian's
+# opencv-doc ships (forward-backward protocol, 50 and 150 frames). It prints
+# Markdown tables with the parameters (BENCH_TRACER_FLAGS, e.g. '-frames 300
+# -anchors template,lk -real-frames 150'). Clips go to testoutput/bench-tracer/.
+# `make bench-tracer-deps` installs python3-opencv and opencv-doc (apt).
 PYTHON_OPENCV      ?= /usr/bin/python3
+SUDO               ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BENCH_TRACER_FLAGS ?=
 
+.PHONY: bench-tracer-deps
+bench-tracer-deps: ## Install the benchmark's OpenCV and real videos (Debian packages python3-opencv, opencv-doc)
+	@$(PYTHON_OPENCV) -c 'import cv2' 2>/dev/null && [ -f /usr/share/doc/opencv-doc/examples/data/vtest.avi ] || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-opencv opencv-doc; }
+
 .PHONY: bench-tracer
-bench-tracer: ## Tracker accuracy and fps on ground-truth clips, side by side with OpenCV matchTemplate and PyrLK
+bench-tracer: bench-tracer-deps ## Tracker accuracy, forward-backward on real footage and frames per CPU-second, side by side with OpenCV matchTemplate, PyrLK, CSRT, KCF
 	$(GO) run ./functions/tools/benchtracer -python $(PYTHON_OPENCV) $(BENCH_TRACER_FLAGS)
 
 .PHONY: bench

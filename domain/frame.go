@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 // Frame is the result of tracing one frame of a movie: where each marker was
 // found on the frame with index Index.
 //
@@ -32,7 +34,16 @@ type Point struct {
 	PX, PY     float64
 	Confidence float64
 	Lost       bool
+	// Doubt, when not empty, says why the tracer doubts a reported
+	// position (one of PointDoubts): such a point is uncertain, never a
+	// confident one. A lost point has none.
+	Doubt string
 }
+
+// PointDoubts are the tracer's reasons to doubt a reported position: the
+// image no longer looks like the marker on its key frame, a jump beyond
+// the motion model, two markers merged onto one thing.
+var PointDoubts = []string{"appearance", "jump", "merged"}
 
 // Validate checks a frame on its own: a frame index of a movie, a job ID, at
 // most MaxMarkers points with unique well-formed marker IDs, coordinates in
@@ -62,6 +73,8 @@ func (f Frame) Validate() error {
 			return Invalid("frame.points.px", "pixel coordinates must be within [0, %d]", MaxPixels)
 		case p.Lost && (p.X != 0 || p.Y != 0 || p.PX != 0 || p.PY != 0):
 			return Invalid("frame.points.lost", "a lost point has no coordinates")
+		case p.Doubt != "" && (p.Lost || !slices.Contains(PointDoubts, p.Doubt)):
+			return Invalid("frame.points.doubt", "must be one of %v, on a point that is not lost", PointDoubts)
 		}
 		seen[p.MarkerID] = true
 	}

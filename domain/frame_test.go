@@ -11,7 +11,8 @@ import (
 func TestFrameValidate(t *testing.T) {
 	const jobID = "0123456789abcdef0123456789abcdef"
 	ok := domain.Frame{Index: 7, JobID: jobID, Points: []domain.Point{{MarkerID: "m1", X: 0, Y: 1}, {MarkerID: "m2", X: 0.5, Y: 0.25},
-		{MarkerID: "m3", X: 0.5, Y: 0.25, PX: 320, PY: 90, Confidence: 0.97}, {MarkerID: "m4", Lost: true, Confidence: 0.31}}}
+		{MarkerID: "m3", X: 0.5, Y: 0.25, PX: 320, PY: 90, Confidence: 0.97}, {MarkerID: "m4", Lost: true, Confidence: 0.31},
+		{MarkerID: "m5", X: 0.5, Y: 0.5, Confidence: 0.4, Doubt: "appearance"}}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid frame refused: %v", err)
 	}
@@ -40,6 +41,8 @@ func TestFrameValidate(t *testing.T) {
 		"pixels too far":  {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", PY: domain.MaxPixels + 1}}},
 		"lost with x":     {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Lost: true, X: 0.5}}},
 		"lost with px":    {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Lost: true, PX: 3}}},
+		"unknown doubt":   {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Doubt: "maybe"}}},
+		"lost with doubt": {Index: 1, JobID: jobID, Points: []domain.Point{{MarkerID: "m", Lost: true, Doubt: "jump"}}},
 	} {
 		if err := f.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)

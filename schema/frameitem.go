@@ -21,6 +21,7 @@ type PointItem struct {
 	PY         float64 `dynamodbav:"py,omitempty"`
 	Confidence float64 `dynamodbav:"confidence,omitempty"`
 	Lost       bool    `dynamodbav:"lost,omitempty"`
+	Doubt      string  `dynamodbav:"doubt,omitempty"`
 }
 
 // FrameItem is one row of the frames table: the traced positions of a
@@ -37,7 +38,7 @@ type FrameItem struct {
 func NewFrameItem(movieID string, f domain.Frame) FrameItem {
 	it := FrameItem{MovieID: movieID, Index: f.Index, JobID: f.JobID, Points: make([]PointItem, len(f.Points))}
 	for i, p := range f.Points {
-		it.Points[i] = PointItem{MarkerID: p.MarkerID, X: p.X, Y: p.Y, PX: p.PX, PY: p.PY, Confidence: p.Confidence, Lost: p.Lost}
+		it.Points[i] = PointItem{MarkerID: p.MarkerID, X: p.X, Y: p.Y, PX: p.PX, PY: p.PY, Confidence: p.Confidence, Lost: p.Lost, Doubt: p.Doubt}
 	}
 	return it
 }
@@ -46,7 +47,7 @@ func NewFrameItem(movieID string, f domain.Frame) FrameItem {
 func (it FrameItem) Frame() domain.Frame {
 	f := domain.Frame{Index: it.Index, JobID: it.JobID, Points: make([]domain.Point, len(it.Points))}
 	for i, p := range it.Points {
-		f.Points[i] = domain.Point{MarkerID: p.MarkerID, X: p.X, Y: p.Y, PX: p.PX, PY: p.PY, Confidence: p.Confidence, Lost: p.Lost}
+		f.Points[i] = domain.Point{MarkerID: p.MarkerID, X: p.X, Y: p.Y, PX: p.PX, PY: p.PY, Confidence: p.Confidence, Lost: p.Lost, Doubt: p.Doubt}
 	}
 	return f
 }

@@ -69,12 +69,15 @@ type PointView struct {
 	PY         *float64 `json:"py"`
 	Confidence float64  `json:"confidence"`
 	Lost       bool     `json:"lost"`
+	// Doubt: why the tracer doubts this position (domain.PointDoubts);
+	// absent on a confident point.
+	Doubt string `json:"doubt,omitempty"`
 }
 
 // NewPointView is the view of a domain point on frame index of a movie
 // (label from the movie's markers, time = index / frame rate).
 func NewPointView(m domain.Movie, index int, p domain.Point) PointView {
-	v := PointView{MarkerID: p.MarkerID, Label: markerLabel(m, p.MarkerID), Time: frameTime(m, index), Confidence: p.Confidence, Lost: p.Lost}
+	v := PointView{MarkerID: p.MarkerID, Label: markerLabel(m, p.MarkerID), Time: frameTime(m, index), Confidence: p.Confidence, Lost: p.Lost, Doubt: p.Doubt}
 	if !p.Lost {
 		v.X, v.Y, v.PX, v.PY = &p.X, &p.Y, &p.PX, &p.PY
 	}
@@ -179,13 +182,13 @@ func writeFramesCSV(w http.ResponseWriter, m domain.Movie, now time.Time, q fram
 		fmt.Fprint(w, "# calibration: none\n")
 	}
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"frame", "time", "markerId", "label", "x", "y", "px", "py", "confidence", "lost"})
+	_ = cw.Write([]string{"frame", "time", "markerId", "label", "x", "y", "px", "py", "confidence", "lost", "doubt"})
 	for _, f := range page {
 		for _, p := range f.Points {
 			// Marker IDs are [A-Za-z0-9_-] starting alphanumeric
 			// (domain.ValidateMarkers); csvCell is for a row that is not.
 			// A lost point's coordinates are empty cells.
-			row := []string{strconv.Itoa(f.Index), "", csvCell(p.MarkerID), csvCell(markerLabel(m, p.MarkerID)), "", "", "", "", num(p.Confidence), strconv.FormatBool(p.Lost)}
+			row := []string{strconv.Itoa(f.Index), "", csvCell(p.MarkerID), csvCell(markerLabel(m, p.MarkerID)), "", "", "", "", num(p.Confidence), strconv.FormatBool(p.Lost), p.Doubt}
 			if t := frameTime(m, f.Index); t != nil {
 				row[1] = num(*t)
 			}

@@ -226,7 +226,7 @@ func deriveResults(m domain.Movie, frames []domain.Frame, smooth int) (Results, 
 			for len(samples) <= i {
 				samples = append(samples, nil)
 			}
-			samples[i] = append(samples[i], kinematics.Sample{Frame: f.Index, T: t, X: p.X, Y: p.Y, Lost: p.Lost})
+			samples[i] = append(samples[i], kinematics.Sample{Frame: f.Index, T: t, X: p.X, Y: p.Y, Lost: p.Lost, Uncertain: p.Doubt != ""})
 			out.Markers[i].points = append(out.Markers[i].points, p)
 		}
 	}

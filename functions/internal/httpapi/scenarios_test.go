@@ -398,8 +398,8 @@ var scenarios = []scenario{
 		csv := bo.do("GET", "/movies/"+id+"/frames?format=csv", nil).want(200)
 		want := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 10-40\n# captureInterval: 5\n" +
 			"# jobId: " + ts.JobID + "\n# user: " + m.LastJob.UserName + "\n" + "# units: x, y in fractions of the frame's width and height; px, py in pixels from the frame's top-left corner, y down; time in s\n# calibration: none\n" +
-			"frame,time,markerId,label,x,y,px,py,confidence,lost\n" +
-			"10,0.3333333333333333,m1,tip,0.25,0.75,160,360,0.9,false\n15,0.5,m1,tip,,,,,0.1,true\n"
+			"frame,time,markerId,label,x,y,px,py,confidence,lost,doubt\n" +
+			"10,0.3333333333333333,m1,tip,0.25,0.75,160,360,0.9,false,\n15,0.5,m1,tip,,,,,0.1,true,\n"
 		if got := string(csv.body); got != want {
 			t.Fatalf("csv %q, want %q", got, want)
 		}
@@ -447,14 +447,14 @@ var scenarios = []scenario{
 		m := a.row(id)
 		head := "# movie: " + m.Title + "\n# movieId: " + id + "\n# frameRate: 30\n# trim: 0-300\n# captureInterval: 1\n" +
 			"# units: x, y in fractions of the frame's width and height; px, py in pixels from the frame's top-left corner, y down; time in s\n# calibration: none\n"
-		if got, want := string(csv.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost\n0,0,m1,tip,0.5,0.5,0,0,0,false\n1,0.03333333333333333,m1,tip,0.51,0.49,0,0,0,false\n"; got != want {
+		if got, want := string(csv.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost,doubt\n0,0,m1,tip,0.5,0.5,0,0,0,false,\n1,0.03333333333333333,m1,tip,0.51,0.49,0,0,0,false,\n"; got != want {
 			t.Fatalf("csv %q, want %q", got, want)
 		}
 		if link := csv.header.Get("Link"); link != `</movies/`+id+`/frames?format=csv&from=2&limit=2>; rel="next"` {
 			t.Fatalf("Link %q", link)
 		}
 		accept := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv")).want(200)
-		if !strings.HasPrefix(string(accept.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost\n") {
+		if !strings.HasPrefix(string(accept.body), head+"frame,time,markerId,label,x,y,px,py,confidence,lost,doubt\n") {
 			t.Fatalf("Accept: text/csv gave %s", accept.body)
 		}
 		both := bo.do("GET", "/movies/"+id+"/frames", nil, header("Accept", "text/csv, application/json")).want(200)

@@ -293,6 +293,11 @@ func (h *Handler) complete(ctx context.Context, log *slog.Logger, movieID string
 		}
 		w, ht = last.Width, last.Height
 	}
+	// The pending tag goes before the movie is ready (issue 20 item 2);
+	// untagging is idempotent, and a redelivery untags again.
+	if err := h.clearPending(ctx, movieID); err != nil {
+		return err
+	}
 	_, err := h.opts.Movies.Commit(ctx, movieID, domain.CompleteIngest{
 		FrameCount: res.NextFrame, FrameRate: info.FrameRate, Now: h.opts.Now(),
 		Video: domain.Video{Width: w, Height: ht, Codec: info.Codec, DurationSeconds: info.Duration.Seconds(),

@@ -222,7 +222,7 @@ func toPixel(u float64, size int) float64 {
 func toFrame(index int, markers []domain.Marker, pts []tracker.Point, w, h int) domain.Frame {
 	f := domain.Frame{Index: index, Points: make([]domain.Point, len(pts))}
 	for i, p := range pts {
-		dp := domain.Point{MarkerID: markers[i].ID, Confidence: p.Confidence, Lost: p.Lost}
+		dp := domain.Point{MarkerID: markers[i].ID, Confidence: p.Confidence, Lost: p.Lost, Doubt: string(p.Doubt)}
 		if !p.Lost {
 			dp.PX, dp.PY = p.X+0.5, p.Y+0.5
 			dp.X, dp.Y = min(dp.PX/float64(w), 1), min(dp.PY/float64(h), 1)

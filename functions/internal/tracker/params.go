@@ -45,6 +45,15 @@ type Params struct {
 	// ReacquireConfidence: a lost marker is found again only by a match at
 	// least this good.
 	ReacquireConfidence float64
+	// KeyConfidence: a match whose image correlates (ZNCC) less than this
+	// with the key frame's template is uncertain (DoubtAppearance); a
+	// re-acquisition needs it too.
+	KeyConfidence float64
+	// FBError: the forward-backward check of every frame. The image at the
+	// match is searched for back in the previous frame around where the
+	// marker was; landing more than FBError px away (or matching below
+	// MinConfidence there) makes the point lost.
+	FBError float64
 	// EvolveConfidence: the template evolves only after a match at least
 	// this good (never toward an occluder).
 	EvolveConfidence float64
@@ -64,7 +73,9 @@ var DefaultParams = Params{
 	SearchRadius:        20,
 	LostSearchRadius:    48,
 	MinConfidence:       0.5,
-	ReacquireConfidence: 0.7,
+	ReacquireConfidence: 0.85,
+	KeyConfidence:       0.5,
+	FBError:             1,
 	EvolveConfidence:    0.6,
 	Evolve:              0.5,
 	Tether:              0.15,
@@ -91,6 +102,12 @@ func (p Params) withDefaults() (Params, error) {
 	if p.ReacquireConfidence == 0 {
 		p.ReacquireConfidence = max(d.ReacquireConfidence, p.MinConfidence)
 	}
+	if p.KeyConfidence == 0 {
+		p.KeyConfidence = d.KeyConfidence
+	}
+	if p.FBError == 0 {
+		p.FBError = d.FBError
+	}
 	if p.EvolveConfidence == 0 {
 		p.EvolveConfidence = max(d.EvolveConfidence, p.MinConfidence)
 	}
@@ -106,7 +123,8 @@ func (p Params) withDefaults() (Params, error) {
 	case p.SearchRadius < 1 || p.SearchRadius > 256 || p.LostSearchRadius < p.SearchRadius || p.LostSearchRadius > 512:
 		return p, fmt.Errorf("tracker: search radii %d/%d must be 1-256 and 512 while lost", p.SearchRadius, p.LostSearchRadius)
 	case !(p.MinConfidence > 0 && p.MinConfidence < 1) || !(p.ReacquireConfidence >= p.MinConfidence && p.ReacquireConfidence < 1) ||
-		!(p.EvolveConfidence >= p.MinConfidence && p.EvolveConfidence <= 1):
+		!(p.EvolveConfidence >= p.MinConfidence && p.EvolveConfidence <= 1) ||
+		!(p.KeyConfidence > 0 && p.KeyConfidence < 1) || !(p.FBError > 0 && p.FBError <= fbReach):
 		return p, fmt.Errorf("tracker: confidences %v/%v/%v out of order", p.MinConfidence, p.ReacquireConfidence, p.EvolveConfidence)
 	case !(p.Evolve >= 0 && p.Evolve <= 1) || !(p.Tether >= 0 && p.Tether <= 1):
 		return p, fmt.Errorf("tracker: rates %v/%v must be within [0, 1]", p.Evolve, p.Tether)
@@ -116,7 +134,7 @@ func (p Params) withDefaults() (Params, error) {
 
 // String is the parameters as the benchmark prints them.
 func (p Params) String() string {
-	return fmt.Sprintf("template %dx%d px (up to %dx%d where one-directional), search ±%d px (±%d lost), lost below ZNCC %.2f, re-acquire at %.2f, evolve %.2f above %.2f, tether %.2f",
+	return fmt.Sprintf("template %dx%d px (up to %dx%d where one-directional), search ±%d px (±%d lost), lost below ZNCC %.2f, re-acquire at %.2f, key-frame likeness uncertain below %.2f, lost when the one-frame forward-backward error exceeds %.1f px, evolve %.2f above %.2f, tether %.2f",
 		2*p.TemplateRadius+1, 2*p.TemplateRadius+1, 2*p.MaxTemplateRadius+1, 2*p.MaxTemplateRadius+1, p.SearchRadius, p.LostSearchRadius,
-		p.MinConfidence, p.ReacquireConfidence, p.Evolve, p.EvolveConfidence, p.Tether)
+		p.MinConfidence, p.ReacquireConfidence, p.KeyConfidence, p.FBError, p.Evolve, p.EvolveConfidence, p.Tether)
 }

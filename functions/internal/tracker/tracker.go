@@ -15,7 +15,32 @@ type Point struct {
 	X, Y       float64
 	Confidence float64 // ZNCC of the match, clamped to [0, 1]
 	Lost       bool
+	// Doubt, when not empty, says why the position is uncertain (one of
+	// the Doubt constants): a position is reported, but a check doubts it.
+	// Such a point is never a confident one.
+	Doubt Doubt
 }
+
+// Uncertain reports whether a check doubts the point's position.
+func (p Point) Uncertain() bool { return p.Doubt != "" }
+
+// Doubt is why a reported position is uncertain.
+type Doubt string
+
+// The checks that make a reported point uncertain.
+const (
+	// DoubtAppearance: the image at the point no longer looks like the
+	// marker on the key frame (ZNCC with the key frame's template below
+	// Params.KeyConfidence): the evolving template was taken over by
+	// something else (an occluder, the background).
+	DoubtAppearance Doubt = "appearance"
+	// DoubtJump: the point moved further from where its motion predicted
+	// than the search window (it was found by the edge re-search).
+	DoubtJump Doubt = "jump"
+	// DoubtMerged: another marker that started more than a template away
+	// is now within a template radius of this one: both follow one thing.
+	DoubtMerged Doubt = "merged"
+)
 
 // Tracker follows markers from a key frame through the next frames given
 // to Step, one after the other.
@@ -35,8 +60,13 @@ type marker struct {
 	vx, vy  float64 // motion per frame step when last seen
 	lostFor int     // frames since last seen (0: seen on the last frame)
 	conf    float64 // confidence on the last frame
-	key     []float32
-	cur     []float32
+	kx, ky  float64 // position on the key frame
+	// prev is the last frame the marker was seen on, around where it was:
+	// (2(r+fbReach)+1)^2 whole pixels from (prevX, prevY), its top-left.
+	prev         []byte
+	prevX, prevY int
+	key          []float32
+	cur          []float32
 }
 
 type scratch struct {
@@ -69,12 +99,13 @@ func New(p Params, key []byte, w, h int, at [][2]float64) (*Tracker, []Point, er
 			return nil, nil, fmt.Errorf("tracker: marker %d at %v,%v is outside the %dx%d frame", i, x, y, w, h)
 		}
 		m := &t.markers[i]
-		m.x, m.y, m.conf = x, y, 1
+		m.x, m.y, m.conf, m.kx, m.ky = x, y, 1, x, y
 		m.r = templateRadius(im, x, y, p.TemplateRadius, p.MaxTemplateRadius)
 		ts := 2*m.r + 1
 		m.key = make([]float32, ts*ts)
 		cut(im, x, y, m.r, m.key)
 		m.cur = append([]float32(nil), m.key...)
+		m.keep(im)
 		pts[i] = Point{X: x, Y: y, Confidence: 1}
 	}
 	t.scratch = make([]scratch, len(at))
@@ -115,6 +146,7 @@ func (t *Tracker) Step(gray []byte) ([]Point, error) {
 		}
 		wg.Wait()
 	}
+	t.merged(pts)
 	t.steps++
 	return pts, nil
 }
@@ -129,15 +161,17 @@ func (t *Tracker) track(im image, i int) Point {
 	cx, cy := int(math.Round(px)), int(math.Round(py))
 
 	var best match
+	var doubt Doubt
 	threshold := p.MinConfidence
 	if m.lostFor == 0 {
 		prepare(m.cur, &sc.a)
 		best = sc.s.search(im, &sc.a, r, cx, cy, p.SearchRadius)
 		if best.edge && best.score >= p.MinConfidence {
 			// The marker moved further than predicted: search again around
-			// the edge position (once), keeping the better match.
+			// the edge position (once), keeping the better match, which is
+			// a jump beyond the motion model.
 			if again := sc.s.search(im, &sc.a, r, int(math.Round(best.x)), int(math.Round(best.y)), p.SearchRadius); again.score > best.score {
-				best = again
+				best, doubt = again, DoubtJump
 			}
 		}
 	} else {
@@ -164,20 +198,110 @@ func (t *Tracker) track(im image, i int) Point {
 	if x, y, ok := refine(im, tpl, r, best.x, best.y); ok && x >= 0 && y >= 0 && x <= float64(t.w-1) && y <= float64(t.h-1) {
 		best.x, best.y = x, y
 	}
+	if len(sc.patch) != len(m.cur) {
+		sc.patch = make([]float32, len(m.cur))
+	}
+	cut(im, best.x, best.y, r, sc.patch)
+	lose := func() Point {
+		m.lostFor++
+		m.conf = conf
+		return Point{Confidence: conf, Lost: true}
+	}
+	if m.lostFor == 0 && !m.backCheck(sc, p) {
+		return lose()
+	}
+	key := zncc(m.key, sc.patch)
+	if key < p.KeyConfidence {
+		if m.lostFor > 0 {
+			return lose() // re-acquired onto something else
+		}
+		doubt = DoubtAppearance
+	}
 	m.vx, m.vy = (best.x-m.x)/k, (best.y-m.y)/k
 	m.x, m.y, m.lostFor, m.conf = best.x, best.y, 0, conf
-	if best.score >= p.EvolveConfidence && (p.Evolve > 0 || p.Tether > 0) {
-		if len(sc.patch) != len(m.cur) {
-			sc.patch = make([]float32, len(m.cur))
-		}
-		cut(im, best.x, best.y, r, sc.patch)
+	m.keep(im)
+	if doubt != DoubtJump && best.score >= p.EvolveConfidence && (p.Evolve > 0 || p.Tether > 0) {
 		e, te := float32(p.Evolve), float32(p.Tether)
 		for j := range m.cur {
 			v := m.cur[j]*(1-e) + sc.patch[j]*e
 			m.cur[j] = v*(1-te) + m.key[j]*te
 		}
 	}
-	return Point{X: best.x, Y: best.y, Confidence: conf}
+	// The reported confidence is the lesser of the match's score and its
+	// likeness to the key frame's marker.
+	return Point{X: best.x, Y: best.y, Confidence: clamp(min(conf, key), 0, 1), Doubt: doubt}
+}
+
+// fbReach is how far (whole px) the forward-backward check searches
+// around the previous position.
+const fbReach = 3
+
+// keep stores the frame around the marker's position for the next frame's
+// forward-backward check.
+func (m *marker) keep(im image) {
+	side := 2*(m.r+fbReach) + 1
+	if len(m.prev) != side*side {
+		m.prev = make([]byte, side*side)
+	}
+	m.prevX, m.prevY = int(math.Round(m.x))-m.r-fbReach, int(math.Round(m.y))-m.r-fbReach
+	for i := range side {
+		for j := range side {
+			m.prev[i*side+j] = byte(im.at(m.prevX+j, m.prevY+i))
+		}
+	}
+}
+
+// backCheck is the forward-backward check: the image at the match
+// (sc.patch) searched for in the previous frame around the marker's last
+// position must land within p.FBError px of it, with a good score.
+func (m *marker) backCheck(sc *scratch, p Params) bool {
+	side := 2*(m.r+fbReach) + 1
+	prev := image{w: side, h: side, pix: m.prev}
+	prepare(sc.patch, &sc.b)
+	lx, ly := m.x-float64(m.prevX), m.y-float64(m.prevY)
+	back := sc.s.search(prev, &sc.b, m.r, int(math.Round(lx)), int(math.Round(ly)), fbReach-1)
+	return back.score >= p.MinConfidence && math.Hypot(back.x-lx, back.y-ly) <= p.FBError
+}
+
+// merged marks uncertain every pair of reported points within a template
+// radius of each other whose markers started more than a template apart:
+// both now follow one thing, at most one of them rightly.
+func (t *Tracker) merged(pts []Point) {
+	for i := range pts {
+		for j := i + 1; j < len(pts); j++ {
+			a, b := &t.markers[i], &t.markers[j]
+			if pts[i].Lost || pts[j].Lost {
+				continue
+			}
+			near := float64(max(a.r, b.r))
+			if math.Hypot(pts[i].X-pts[j].X, pts[i].Y-pts[j].Y) < near && math.Hypot(a.kx-b.kx, a.ky-b.ky) > 2*near {
+				pts[i].Doubt, pts[j].Doubt = DoubtMerged, DoubtMerged
+			}
+		}
+	}
+}
+
+// zncc is the zero-mean normalised cross-correlation of two patches of one
+// size (0 when either is flat).
+func zncc(a, b []float32) float64 {
+	var ma, mb float64
+	for i := range a {
+		ma += float64(a[i])
+		mb += float64(b[i])
+	}
+	ma /= float64(len(a))
+	mb /= float64(len(b))
+	var ab, aa, bb float64
+	for i := range a {
+		da, db := float64(a[i])-ma, float64(b[i])-mb
+		ab += da * db
+		aa += da * da
+		bb += db * db
+	}
+	if aa < 1e-6 || bb < 1e-6 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
 }
 
 // templateRadius is the radius of a marker's template: min, unless the

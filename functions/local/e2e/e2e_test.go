@@ -233,7 +233,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	cr := csv.NewReader(strings.NewReader(csvFile))
 	cr.Comment = '#'
 	rows, err := cr.ReadAll()
-	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,time,markerId,label,x,y,px,py,confidence,lost" {
+	if err != nil || len(rows) != wantFrames+1 || strings.Join(rows[0], ",") != "frame,time,markerId,label,x,y,px,py,confidence,lost,doubt" {
 		t.Fatalf("CSV download: %d rows (%v), first %v; want a header and %d rows", len(rows), err, rows[:min(len(rows), 2)], wantFrames)
 	}
 	bob.do("download JSON", chromedp.Click(chromedp.ID("download-json")))

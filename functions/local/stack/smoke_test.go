@@ -252,7 +252,7 @@ func TestSmokeEveryRoute(t *testing.T) {
 				lines = append(lines, l)
 			}
 		}
-		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || !strings.HasPrefix(string(r.body), "# movie: ") || lines[0] != "frame,time,markerId,label,x,y,px,py,confidence,lost" || len(lines) != 1+25*2 {
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || !strings.HasPrefix(string(r.body), "# movie: ") || lines[0] != "frame,time,markerId,label,x,y,px,py,confidence,lost,doubt" || len(lines) != 1+25*2 {
 			t.Fatalf("CSV %q, %d lines: %s", r.header.Get("Content-Type"), len(lines), lines[0])
 		}
 	}

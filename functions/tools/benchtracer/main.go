@@ -1,81 +1,106 @@
-// Command benchtracer is `make bench-tracer`: it renders the ground-truth
-// clips (functions/testkit/groundtruth), encodes them as H.264 MP4
-// with ffmpeg, tracks them with this project's tracker (decoding through
-// video.ReadFrames) and with the OpenCV anchors (opencv_track.py, Debian's
-// python3-opencv) from the same start points, and prints one Markdown
-// table with the parameters beside it.
+// Command benchtracer is `make bench-tracer`: it tracks the same gray
+// frames from the same start points with this project's tracker and with
+// the OpenCV 4.6 anchors (opencv_track.py, Debian's python3-opencv:
+// matchTemplate, PyrLK, CSRT, KCF) in one run, and prints Markdown tables
+// with the parameters beside them:
+//   - ground truth: clips rendered by functions/testkit/groundtruth,
+//     encoded as H.264 MP4 with ffmpeg, error against the true centers;
+//   - real footage: the videos Debian's opencv-doc ships (pedestrians, a
+//     hand-moved box, a tilting cup, an animation, a tree), by the
+//     forward-backward protocol of Kalal et al. 2010 (real.go).
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"time"
+	"strconv"
+	"strings"
 
 	"github.com/movietrace/tracinglocks/functions/internal/tracker"
-	"github.com/movietrace/tracinglocks/functions/internal/video"
 	"github.com/movietrace/tracinglocks/functions/testkit/groundtruth"
 	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 func main() {
-	width := flag.Int("width", 640, "clip width")
-	height := flag.Int("height", 360, "clip height")
-	frames := flag.Int("frames", 300, "frames per clip")
+	width := flag.Int("width", 640, "ground-truth clip width")
+	height := flag.Int("height", 360, "ground-truth clip height")
+	frames := flag.Int("frames", 300, "frames per ground-truth clip")
 	python := flag.String("python", "/usr/bin/python3", "Python 3 with cv2 (Debian's python3-opencv)")
 	out := flag.String("out", "testoutput/bench-tracer", "where the clips and results go")
-	repeat := flag.Int("repeat", 3, "runs per tracker and clip (the best fps is kept)")
-	only := flag.String("only", "", "run only this condition (clean, fast-blur, rotate-noise-drift, occlusion)")
+	repeat := flag.Int("repeat", 3, "runs per tracker and clip (the best frames per CPU-second is kept)")
+	only := flag.String("only", "", "run only this ground-truth condition (clean, fast-blur, rotate-noise-drift, occlusion)")
+	real := flag.String("real", defaultRealDir, "folder of the real clips (Debian's opencv-doc: make bench-tracer-deps); empty: none")
+	realFrames := flag.String("real-frames", "50,150", "forward-backward lengths on the real clips")
+	points := flag.Int("points", 16, "points per real clip")
+	gt := flag.Bool("gt", true, "run the ground-truth clips")
+	only2 := flag.String("anchors", "template,lk,csrt,kcf", "the OpenCV anchors to run (template, lk, csrt, kcf)")
+	flag.Float64Var(&tracker.DefaultParams.KeyConfidence, "key-confidence", tracker.DefaultParams.KeyConfidence, "this tracker's KeyConfidence (for tuning)")
+	flag.Float64Var(&tracker.DefaultParams.FBError, "fb-error", tracker.DefaultParams.FBError, "this tracker's FBError (for tuning)")
+	flag.Float64Var(&tracker.DefaultParams.ReacquireConfidence, "reacquire", tracker.DefaultParams.ReacquireConfidence, "this tracker's ReacquireConfidence (for tuning)")
 	flag.Parse()
+	anchors = slices.DeleteFunc(anchors, func(a anchor) bool { return !slices.Contains(strings.Split(*only2, ","), a.method) })
 	if *only != "" {
 		groundtruth.Conditions = []string{*only}
 	}
-	if err := run(*width, *height, *frames, max(*repeat, 1), *python, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "bench-tracer:", err)
-		os.Exit(1)
-	}
-}
-
-// result is one tracker's points on one clip: per frame, per marker, a
-// position or nil (lost).
-type result struct {
-	name   string
-	points [][]*[2]float64
-	fps    float64
-}
-
-func run(w, h, frames, repeat int, python, out string) error {
-	ctx := context.Background()
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+	o := opencv{python: *python, out: *out}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fail(err)
 	}
 	script, err := scriptPath()
 	if err != nil {
-		return err
+		fail(err)
 	}
+	o.script = script
+	fmt.Printf("## Tracker benchmark (make bench-tracer)\n\nThis tracker: %s; GOMAXPROCS=%d, %d cores shared with other work.\n",
+		tracker.DefaultParams, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if *gt {
+		if err := runGroundTruth(o, *width, *height, *frames, max(*repeat, 1)); err != nil {
+			fail(err)
+		}
+	}
+	if *real != "" {
+		var lengths []int
+		for _, s := range strings.Split(*realFrames, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 2 {
+				fail(fmt.Errorf("-real-frames %q: want lengths of at least 2", *realFrames))
+			}
+			lengths = append(lengths, n)
+		}
+		if err := runReal(o, *real, lengths, *points); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench-tracer:", err)
+	os.Exit(1)
+}
+
+func runGroundTruth(o opencv, w, h, frames, repeat int) error {
+	ctx := context.Background()
 	p := tracker.DefaultParams
-	fmt.Printf("## Tracer accuracy (make bench-tracer)\n\n")
-	fmt.Printf("Clips: %dx%d, %d frames at 25 fps, H.264 (libx264 CRF 18, yuv420p), targets: textured discs of radius %d px on a textured background, 3 per clip.\n",
+	fmt.Printf("\n### Ground truth\n\nClips: %dx%d, %d frames at 25 fps, H.264 (libx264 CRF 18, yuv420p), decoded once by ffmpeg to gray (video.ReadFrames); every tracker gets the same gray frames. Targets: textured discs of radius %d px on a textured background, 3 per clip.\n",
 		w, h, frames, groundtruth.TargetRadius)
-	fmt.Printf("This tracker: %s; sub-pixel: quadratic fit + Lucas-Kanade; decoding: ffmpeg -> gray pipe (video.ReadFrames, frame size and count from the movie row, no probe; the ffmpeg process start is included); GOMAXPROCS=%d.\n",
-		p, runtime.GOMAXPROCS(0))
-	var rows []string
-	var params []string
+	var rows, params []string
 	for _, cond := range groundtruth.Conditions {
 		s, err := groundtruth.New(cond, w, h, frames)
 		if err != nil {
 			return err
 		}
-		clip := filepath.Join(out, cond+".mp4")
-		if err := videotest.Encode(ctx, clip, videotest.Options{Width: w, Height: h, FrameRate: 25, Frames: frames, Codec: videotest.H264}, s.Render); err != nil {
+		mp4 := filepath.Join(o.out, cond+".mp4")
+		if err := videotest.Encode(ctx, mp4, videotest.Options{Width: w, Height: h, FrameRate: 25, Frames: frames, Codec: videotest.H264}, s.Render); err != nil {
+			return err
+		}
+		c, err := decode(ctx, mp4, cond, o.out, frames)
+		if err != nil {
 			return err
 		}
 		truth := make([][]groundtruth.Truth, frames)
@@ -87,19 +112,19 @@ func run(w, h, frames, repeat int, python, out string) error {
 			starts[k] = [2]float64{t.X, t.Y}
 		}
 		// Each tracker runs `repeat` times, interleaved, and keeps its best
-		// fps: on a shared machine the slowest runs measure the neighbours.
-		// Tracking is deterministic, so the points are the first run's.
-		results := make([]result, 3)
+		// frames per CPU-second. Tracking is deterministic, so the points
+		// are the first run's.
+		results := make([]result, 1+len(anchors))
 		for rep := range repeat {
-			ours, err := trackOurs(ctx, clip, w, h, frames, p, starts)
+			ours, err := trackOurs(c.frames, c.w, c.h, p, starts, false)
 			if err != nil {
 				return fmt.Errorf("%s: %w", cond, err)
 			}
 			got := []result{ours}
-			for _, method := range []string{"template", "lk"} {
-				r, ps, err := trackOpenCV(ctx, python, script, clip, out, cond, method, starts, p)
+			for _, a := range anchors {
+				r, ps, err := o.track(ctx, c, len(c.frames), a.method, a.name, starts, p, false)
 				if err != nil {
-					return fmt.Errorf("%s, OpenCV %s: %w", cond, method, err)
+					return err
 				}
 				got = append(got, r)
 				if !slices.Contains(params, ps) {
@@ -110,14 +135,14 @@ func run(w, h, frames, repeat int, python, out string) error {
 				if rep == 0 {
 					results[i] = r
 				}
-				results[i].fps = max(results[i].fps, r.fps)
+				results[i].cpu = min(results[i].cpu, r.cpu)
 			}
 		}
 		fmt.Printf("- %s: %s\n", cond, s.Description)
 		for _, r := range results {
 			m := measure(r, truth)
 			rows = append(rows, fmt.Sprintf("| %s | %s | %.3f | %.3f | %.1f%% | %d | %d (%d) | %s | %.0f |",
-				cond, r.name, m.mean, m.p95, 100*m.within2, m.lostVisible, m.hiddenReported, m.invented, m.reacquire, r.fps))
+				cond, r.name, m.mean, m.p95, 100*m.within2, m.lostVisible, m.hiddenReported, m.invented, m.reacquire, float64(frames-1)/r.cpu))
 		}
 	}
 	for _, ps := range params {
@@ -126,79 +151,14 @@ func run(w, h, frames, repeat int, python, out string) error {
 	fmt.Printf("\nError: distance to the true center over points reported while the target is less than half hidden. "+
 		"Within 2 px: of all target-frames less than half hidden (a lost point counts as a miss). "+
 		"Lost while visible: no point although the target is wholly visible. Occluded: points reported while at least 3/4 of the target is hidden, and in brackets those of them more than 2 px from the true center (invented). "+
-		"Re-acquired: frames from the target being less than 1/4 hidden again to its first point within 2 px of the truth (occlusion clip). fps: frames per second, decoding included, best of %d interleaved runs, on %d cores shared with other work.\n\n", repeat, runtime.NumCPU())
-	fmt.Println("| clip | tracker | mean err (px) | p95 err (px) | within 2 px | lost while visible | reported while occluded (invented) | re-acquired after | fps |")
+		"Re-acquired: frames from the target being less than 1/4 hidden again to its first point within 2 px of the truth (occlusion clip). "+
+		"Frames per CPU-second: tracked frames over the CPU time of tracking alone (all threads; decoding excluded), best of %d interleaved runs.\n\n", repeat)
+	fmt.Println("| clip | tracker | mean err (px) | p95 err (px) | within 2 px | lost while visible | reported while occluded (invented) | re-acquired after | frames per CPU-s |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		fmt.Println(r)
 	}
-	fmt.Printf("\nPeak Go heap while this tracker ran (sampled every 10 frames, whole process): %.1f MiB; ffmpeg decodes in its own process.\n",
-		float64(peakHeap)/(1<<20))
 	return nil
-}
-
-// peakHeap is the largest Go heap seen while this tracker ran.
-var peakHeap uint64
-
-func trackOurs(ctx context.Context, clip string, w, h, frames int, p tracker.Params, starts [][2]float64) (result, error) {
-	r := result{name: "this tracker"}
-	// The frame size and count come from the movie row (the ingest probed
-	// the file once), as in the product: no probe here.
-	begin := time.Now()
-	var trk *tracker.Tracker
-	err := video.ReadFrames(ctx, clip, video.ReadOptions{End: frames, Width: w, Height: h}, func(f video.Frame) error {
-		var pts []tracker.Point
-		var err error
-		if trk == nil {
-			trk, pts, err = tracker.New(p, f.Gray, f.Width, f.Height, starts)
-		} else {
-			pts, err = trk.Step(f.Gray)
-		}
-		if err != nil {
-			return err
-		}
-		row := make([]*[2]float64, len(pts))
-		for k, pt := range pts {
-			if !pt.Lost {
-				row[k] = &[2]float64{pt.X, pt.Y}
-			}
-		}
-		r.points = append(r.points, row)
-		if len(r.points)%10 == 0 {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			peakHeap = max(peakHeap, ms.HeapAlloc)
-		}
-		return nil
-	})
-	r.fps = float64(len(r.points)) / time.Since(begin).Seconds()
-	return r, err
-}
-
-func trackOpenCV(ctx context.Context, python, script, clip, out, cond, method string, starts [][2]float64, p tracker.Params) (result, string, error) {
-	startsPath := filepath.Join(out, cond+"-starts.json")
-	data, _ := json.Marshal(starts)
-	if err := os.WriteFile(startsPath, data, 0o644); err != nil {
-		return result{}, "", err
-	}
-	cmd := exec.CommandContext(ctx, python, script, clip, startsPath, method,
-		fmt.Sprint(p.TemplateRadius), fmt.Sprint(p.SearchRadius), fmt.Sprint(p.MinConfidence))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		return result{}, "", fmt.Errorf("%w: %s", err, stderr.String())
-	}
-	var res struct {
-		Points [][]*[2]float64 `json:"points"`
-		FPS    float64         `json:"fps"`
-		Params string          `json:"params"`
-	}
-	if err := json.Unmarshal(stdout, &res); err != nil {
-		return result{}, "", err
-	}
-	name := map[string]string{"template": "OpenCV matchTemplate", "lk": "OpenCV PyrLK"}[method]
-	return result{name: name, points: res.Points, fps: res.FPS}, res.Params, nil
 }
 
 type metrics struct {
@@ -303,14 +263,4 @@ func reacquisition(r result, truth [][]groundtruth.Truth) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d frames", worst)
-}
-
-// scriptPath finds opencv_track.py next to this source file (the command
-// runs from the repository root under make).
-func scriptPath() (string, error) {
-	p := filepath.Join("functions", "tools", "benchtracer", "opencv_track.py")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("run from the repository root (make bench-tracer): %w", err)
-	}
-	return p, nil
 }

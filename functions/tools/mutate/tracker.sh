@@ -1,0 +1,43 @@
+#!/bin/bash
+# The tracker's named mutants (issue 21): each is applied alone to a copy of
+# the source, `go test ./functions/internal/tracker` runs, and the mutant
+# must be killed. Run from the repository root: bash functions/tools/mutate/tracker.sh
+set -u
+dir=functions/internal/tracker
+killed=0; total=0
+mutant() { # name file old new
+  local name=$1 file=$dir/$2 old=$3 new=$4
+  total=$((total+1))
+  cp "$file" /tmp/mutate.orig
+  python3 - "$file" "$old" "$new" <<'PY' || { echo "MUTANT NOT APPLIED: $name"; cp /tmp/mutate.orig "$file"; return; }
+import sys
+p, old, new = sys.argv[1:]
+s = open(p).read()
+if s.count(old) != 1:
+    sys.exit(1)
+open(p, "w").write(s.replace(old, new))
+PY
+  if ! go vet ./$dir >/dev/null 2>&1; then
+    echo "MUTANT DOES NOT COMPILE: $name"; cp /tmp/mutate.orig "$file"; return
+  fi
+  if out=$(go test -count=1 ./$dir 2>&1); then
+    echo "SURVIVED: $name"
+  else
+    killed=$((killed+1))
+    echo "killed: $name by $(echo "$out" | grep -o -m1 -- '--- FAIL: [A-Za-z/_-]*' | cut -c11-)"
+  fi
+  cp /tmp/mutate.orig "$file"
+}
+mutant "sub-pixel" match.go 'ox, oy := peak(n[:], 3, 1, 1)' 'ox, oy := 0.0, 0.0' 
+mutant "sub-pixel refine off" tracker.go 'if x, y, ok := refine(im, tpl, r, best.x, best.y); ok' 'if x, y, ok := refine(im, tpl, r, best.x, best.y); false && ok'
+mutant "re-acquire threshold" tracker.go 'threshold = p.ReacquireConfidence' 'threshold = p.MinConfidence'
+mutant "extrapolation while lost" tracker.go 'px := clamp(m.x+m.vx*k, 0, float64(t.w-1))' 'px := clamp(m.x+m.vx, 0, float64(t.w-1))'
+mutant "evolving template" tracker.go 'e, te := float32(p.Evolve), float32(p.Tether)' 'e, te := float32(0), float32(0)'
+mutant "edge re-search" tracker.go 'if best.edge && best.score >= p.MinConfidence {' 'if false {'
+mutant "lost velocity in saved state" state.go 'w([7]float64{m.x, m.y, m.vx, m.vy, m.conf, m.kx, m.ky})' 'w([7]float64{m.x, m.y, 0, 0, m.conf, m.kx, m.ky})'
+mutant "frames lost in saved state" state.go 'w([2]int32{int32(m.lostFor), int32(m.r)})' 'w([2]int32{0, int32(m.r)})'
+mutant "forward-backward check off" tracker.go 'if m.lostFor == 0 && !m.backCheck(sc, p) {' 'if false {'
+mutant "key-frame likeness off" tracker.go 'if key < p.KeyConfidence {' 'if key < 0 {'
+mutant "merge check off" tracker.go '	t.merged(pts)' '	_ = t.merged'
+mutant "jump not flagged" tracker.go 'best, doubt = again, DoubtJump' 'best = again'
+echo "$killed of $total killed"

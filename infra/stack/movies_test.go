@@ -100,7 +100,8 @@ func TestFFmpegLayer(t *testing.T) {
 			"Content":                 obj(map[string]any{"S3Key": assertions.Match_StringLikeRegexp(strp(`\.zip$`))}),
 		})
 		layer := map[string]any{"Ref": logicalID(st, st.FFmpegLayer)}
-		for _, name := range []string{Ingest, Worker} {
+		// The API decodes frame images from the movie's chunks (functions/internal/media), so it has the layer too.
+		for _, name := range []string{Ingest, Worker, API} {
 			p := props(functionResource(t, fx, key, name))
 			layers, _ := p["Layers"].([]any)
 			if len(layers) != 1 || !equalJSON(layers[0], layer) {
@@ -111,8 +112,10 @@ func TestFFmpegLayer(t *testing.T) {
 				t.Errorf("%s/%s: FFMPEG %v FFPROBE %v", key, name, vars[envvar.FFmpeg], vars[envvar.FFprobe])
 			}
 		}
-		if _, has := props(functionResource(t, fx, key, API))["Layers"]; has {
-			t.Errorf("%s: the API has a layer it does not use", key)
+		for _, name := range []string{StreamProcessor, Sweeper} {
+			if _, has := props(functionResource(t, fx, key, name))["Layers"]; has {
+				t.Errorf("%s/%s: a layer it does not use", key, name)
+			}
 		}
 	}
 }

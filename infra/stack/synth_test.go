@@ -383,7 +383,7 @@ func TestTraceQueue(t *testing.T) {
 // --- functions --------------------------------------------------------------
 
 var wantEnv = map[string][]string{
-	API:             {envvar.AuditTable, envvar.CORSOrigin, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
+	API:             {envvar.AuditTable, envvar.CORSOrigin, envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
 	StreamProcessor: {envvar.AuditTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.PoisonQueueURL, envvar.TraceQueueURL},
 	Worker:          {envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.TraceQueueURL},
 	Ingest:          {envvar.FFmpeg, envvar.FFprobe, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},

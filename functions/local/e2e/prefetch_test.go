@@ -98,7 +98,9 @@ func TestFramePrefetchAndCache(t *testing.T) {
 	}
 
 	// Leave and open the movie again: the page's decoded frames are gone;
-	// frame 0's redirect and image come from the browser's cache.
+	// frame 0's image (the API answers it directly, a JPEG decoded from the
+	// movie's chunk: docs/media.md) comes from the browser's cache, and so
+	// would a redirect's target if the API redirected.
 	mu.Lock()
 	clear(fromCache)
 	mu.Unlock()
@@ -117,9 +119,12 @@ func TestFramePrefetchAndCache(t *testing.T) {
 			}
 		}
 	}
-	cached := map[string]bool{api: fromCache[api], image: fromCache[image]}
+	cached := map[string]bool{api: fromCache[api]}
+	if image != "" {
+		cached[image] = fromCache[image]
+	}
 	mu.Unlock()
-	if api == "" || image == "" {
+	if api == "" {
 		t.Fatalf("frame 0's requests after opening the movie again: %v", cached)
 	}
 	for u, hit := range cached {

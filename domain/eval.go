@@ -151,6 +151,8 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 		return l.ClaimToken, true
 	case FieldLeaseSegment:
 		return l.Segment, true
+	case FieldLeasePlanFrom:
+		return l.PlanFrom, true
 	}
 	panic(fmt.Sprintf("domain: unknown field %q", f))
 }
@@ -316,7 +318,7 @@ func (m *Movie) assign(a Assignment) {
 	case FieldLease:
 		l := a.Value.(Lease)
 		m.Lease = &l
-	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken, FieldLeaseSegment:
+	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken, FieldLeaseSegment, FieldLeasePlanFrom:
 		l := *m.Lease // a copy: the caller's movie may share the pointer
 		switch a.Field {
 		case FieldLeaseHeartbeatAt:
@@ -327,6 +329,8 @@ func (m *Movie) assign(a Assignment) {
 			l.ClaimToken = a.Value.(string)
 		case FieldLeaseSegment:
 			l.Segment = a.Value.(int)
+		case FieldLeasePlanFrom:
+			l.PlanFrom = a.Value.(int)
 		default:
 			l.Claimed = a.Value.(bool)
 		}

@@ -50,6 +50,13 @@ type Lease struct {
 	// the job was handed off to (HandOffJob). Each segment is claimed at
 	// most once (ClaimSegment).
 	Segment int
+	// PlanFrom is the first frame of the tracing job's plan (TracePlan.From),
+	// recorded when the plan is made (BeginTrace) and kept across segments:
+	// the job traces PlanFrom, PlanFrom+interval, ... below the trim's end.
+	// A hand-off moves CleanBefore, so the plan cannot be recomputed from a
+	// later row (PlanTrace); readers of the job's range use this fact.
+	// It is 0 until BeginTrace.
+	PlanFrom int
 }
 
 // LiveAt reports whether the lease is live at now (now < ExpiresAt): the

@@ -217,7 +217,7 @@ func newWorld(t *rapid.T, stats *actionStats) *world {
 		"begin": func() {
 			job := w.jobID()
 			p := w.plans[job]
-			w.exec("begin", domain.BeginTrace{JobFence: domain.JobFence{JobID: job, Now: w.now}, Duration: GenLeaseDuration().Draw(t, "duration"), CleanBefore: p.ClearFrom, TotalFrames: p.Frames})
+			w.exec("begin", domain.BeginTrace{JobFence: domain.JobFence{JobID: job, Now: w.now}, Duration: GenLeaseDuration().Draw(t, "duration"), CleanBefore: p.ClearFrom, TotalFrames: p.Frames, PlanFrom: p.From})
 		},
 		"renew": func() {
 			job := w.jobID()
@@ -438,6 +438,7 @@ func (w *world) model(c domain.Command) {
 		w.lease.Claimed = true
 	case domain.BeginTrace:
 		renew(c.Duration)
+		w.lease.PlanFrom = c.PlanFrom
 	case domain.RenewJob:
 		renew(c.Duration)
 	case domain.CompleteJob:
@@ -478,7 +479,7 @@ func (w *world) replayed(c domain.Command) bool {
 		return fenced(c.JobID) && renewedAt(c.Duration) && w.m.Progress.FramesWritten == c.FramesWritten
 	case domain.BeginTrace:
 		return fenced(c.JobID) && renewedAt(c.Duration) && w.m.CleanBefore == c.CleanBefore &&
-			w.m.Progress == domain.Progress{TotalFrames: c.TotalFrames}
+			w.m.Progress == domain.Progress{TotalFrames: c.TotalFrames} && w.m.Lease.PlanFrom == c.PlanFrom
 	case domain.EditMarkers:
 		ms := c.Markers
 		if ms == nil {

@@ -58,6 +58,9 @@ const (
 	// FieldLastJobSummary is absent when the last job has no failure summary.
 	FieldLastJobSummary Field = "LastJob.FailureSummary"
 	FieldLeaseSegment   Field = "Lease.Segment"
+	// FieldLeasePlanFrom is the first frame of the tracing job's plan, recorded
+	// by BeginTrace (always present on a lease; 0 before the plan is made).
+	FieldLeasePlanFrom Field = "Lease.PlanFrom"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -68,6 +71,7 @@ var Fields = []Field{
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
+	FieldLeasePlanFrom,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

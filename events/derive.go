@@ -70,13 +70,15 @@ type Event struct {
 }
 
 // withTrace adds the settings of m and, for a job that wrote frames, the
-// range it traced: the job's plan (domain.PlanTrace of the row it ran on,
-// old, with its lease) at frames 0 and frames-1.
+// range it traced: the job's plan as recorded when it was made (the
+// lease's PlanFrom, set by domain.BeginTrace, and the settings' interval) at
+// frames 0 and frames-1. It is never recomputed from old: a hand-off moved
+// old's CleanBefore, so domain.PlanTrace of a later row names other frames.
 func (e Event) withTrace(m *domain.Movie, old *domain.Movie, frames int) Event {
 	e.TrimStart, e.TrimEnd, e.CaptureInterval = m.Settings.Trim.Start, m.Settings.Trim.End, m.Settings.CaptureInterval
 	e.Frames = frames
 	if frames > 0 && old != nil && old.Lease != nil && old.Lease.Kind == domain.LeaseTracing && old.Lease.ID == e.JobID {
-		p := domain.PlanTrace(*old, *old.Lease)
+		p := domain.TracePlan{From: old.Lease.PlanFrom, Interval: max(old.Settings.CaptureInterval, 1)}
 		e.FirstFrame, e.LastFrame = p.FrameAt(0), p.FrameAt(frames-1)
 	}
 	return e

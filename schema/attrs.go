@@ -41,6 +41,7 @@ const (
 	// AttrLastJobSummary is absent when the summary is empty (omitempty).
 	AttrLastJobSummary = AttrLastJob + ".failureSummary"
 	AttrLeaseSegment   = AttrLease + ".segment"
+	AttrLeasePlanFrom  = AttrLease + ".planFrom"
 )
 
 // Attribute names of a frame item. The frames table's key is (movieId,

@@ -25,6 +25,8 @@ type LeaseItem struct {
 	FromFrame   int    `dynamodbav:"fromFrame"`
 	// Segment is absent for a job's first segment.
 	Segment int `dynamodbav:"segment,omitempty"`
+	// PlanFrom is the first frame of the job's plan (0 until it is made).
+	PlanFrom int `dynamodbav:"planFrom"`
 }
 
 // JobItem is the stored outcome of the last finished job.
@@ -110,6 +112,7 @@ func NewLeaseItem(l domain.Lease) LeaseItem {
 		Kind: string(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: Millis(l.AcquiredAt), HeartbeatAt: Millis(l.HeartbeatAt), ExpiresAt: Millis(l.ExpiresAt),
 		Claimed: l.Claimed, ClaimToken: l.ClaimToken, FromFrame: l.FromFrame, Segment: l.Segment,
+		PlanFrom: l.PlanFrom,
 	}
 }
 
@@ -119,6 +122,7 @@ func (l LeaseItem) Lease() domain.Lease {
 		Kind: domain.LeaseKind(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: FromMillis(l.AcquiredAt), HeartbeatAt: FromMillis(l.HeartbeatAt), ExpiresAt: FromMillis(l.ExpiresAt),
 		Claimed: l.Claimed, ClaimToken: l.ClaimToken, FromFrame: l.FromFrame, Segment: l.Segment,
+		PlanFrom: l.PlanFrom,
 	}
 }
 

@@ -42,6 +42,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldLastJobStatus:    schema.AttrLastJobStatus,
 	domain.FieldLastJobSummary:   schema.AttrLastJobSummary,
 	domain.FieldLeaseSegment:     schema.AttrLeaseSegment,
+	domain.FieldLeasePlanFrom:    schema.AttrLeasePlanFrom,
 	domain.FieldFrameRate:        schema.AttrFrameRate,
 	domain.FieldVideo:            schema.AttrVideo,
 	domain.FieldIngestFailure:    schema.AttrIngestFailure,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // ChromiumPath is Debian's chromium, which .ci/run installs.
@@ -115,6 +116,15 @@ func newTab(t *testing.T, name, out string) (*tab, error) {
 
 func (b *tab) step() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(b.ctx, stepTimeout)
+}
+
+// activate focuses the element sel and presses Enter on it, as a keyboard
+// user does. Unlike chromedp.Click, which clicks the coordinates the element
+// had when it was found, it cannot land elsewhere when the layout shifts
+// meanwhile (the plots render below Results after the traced frames load).
+func (b *tab) activate(what, sel string) {
+	b.t.Helper()
+	b.do(what, chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(kb.Enter))
 }
 
 // do runs actions, failing the test with what.

@@ -222,7 +222,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	alice.do("show the last traced frame", chromedp.SetValue(chromedp.ID("frame-slider"), fmt.Sprint(frameCount-2)),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
 	alice.shot("08-alice-results")
-	bob.do("open the results table", chromedp.Click(chromedp.CSS("#results-details summary")))
+	bob.activate("open the results table", "#results-details summary")
 	bob.checkAxe("09-bob-results-and-history")
 
 	bob.do("download CSV", chromedp.Click(chromedp.ID("download-csv")))

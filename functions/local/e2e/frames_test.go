@@ -37,7 +37,7 @@ func TestRealFramesAndResults(t *testing.T) {
 	b.do("start the trace", chromedp.Click(chromedp.ID("start-trace")))
 	b.waitJS("the results load", `document.querySelector('#movie-status').dataset.status === 'traced' && +document.querySelector('#results').dataset.count > 0`)
 	n := eval[int](b, `+document.querySelector('#results').dataset.count`)
-	b.do("open the results table", chromedp.Click(chromedp.CSS("#results-details summary")))
+	b.activate("open the results table", "#results-details summary")
 	b.waitJS(fmt.Sprintf("the results table has a row per traced frame (%d)", n), fmt.Sprintf(`document.querySelectorAll('#results-table tbody tr').length === %d`, n))
 	b.do("show a later frame", chromedp.SetValue(chromedp.ID("frame-slider"), "120"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))

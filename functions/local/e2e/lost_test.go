@@ -74,7 +74,7 @@ func TestLostPointsAreGapsInTrailsAndTable(t *testing.T) {
 
 	// The table: one row per frame; Fly's two columns are one "lost" cell
 	// on the lost frames, Bee's coordinates are there on every frame.
-	b.do("open the results table", chromedp.Click(chromedp.CSS("#results-details summary")))
+	b.activate("open the results table", "#results-details summary")
 	b.waitJS("a row per frame", fmt.Sprintf(`document.querySelectorAll('#results-table tbody tr').length === %d`, lostFrames))
 	head := eval[[]string](b, `[...document.querySelectorAll('#results-table thead th')].map(c => c.textContent)`)
 	if strings.Join(head, "|") != "Frame|Time|Fly x %|Fly y %|Bee x %|Bee y %" {

@@ -194,6 +194,9 @@ func defect05(t *testing.T, st *stack.Stack) {
 	}
 	b.do("press Enter", chromedp.KeyEvent(kb.Enter))
 	waitFor(t, "the marker is saved", func() bool { return len(getMovie(t, st, "d05").Markers) == 1 })
+	// The page hands the focus to the frame once it has the saved marker
+	// (the store can answer before the page has): the arrows act there.
+	b.waitJS("the frame has the focus", `document.activeElement === document.querySelector('#player')`)
 	x := getMovie(t, st, "d05").Markers[0].X
 	b.do("press the right arrow twice", chromedp.KeyEvent(kb.ArrowRight+kb.ArrowRight))
 	waitFor(t, "the marker moves right", func() bool { m := getMovie(t, st, "d05").Markers; return len(m) == 1 && m[0].X > x })

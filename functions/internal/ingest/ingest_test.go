@@ -5,7 +5,6 @@ import (
 	"image"
 	"image/jpeg"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -226,10 +225,10 @@ func TestIngestMakesAnUploadReadyWithExactFrames(t *testing.T) {
 		t.Fatalf("%d frames traced, %d in the file", len(traced), len(source))
 	}
 	for _, n := range []int{0, 1, 14, 29} {
-		own := psnr(traced[n], source[n])
+		own := videotest.PSNR(traced[n], source[n])
 		for _, other := range []int{n - 1, n + 1} {
-			if other >= 0 && other < 30 && psnr(traced[n], source[other]) >= own {
-				t.Fatalf("frame %d is nearer to the file's frame %d (%.1f dB) than to its own (%.1f dB)", n, other, psnr(traced[n], source[other]), own)
+			if other >= 0 && other < 30 && videotest.PSNR(traced[n], source[other]) >= own {
+				t.Fatalf("frame %d is nearer to the file's frame %d (%.1f dB) than to its own (%.1f dB)", n, other, videotest.PSNR(traced[n], source[other]), own)
 			}
 		}
 		if own < 35 {
@@ -251,7 +250,7 @@ func TestIngestMakesAnUploadReadyWithExactFrames(t *testing.T) {
 		for y := range 64 {
 			luma = append(luma, ycc.Y[y*ycc.YStride:y*ycc.YStride+96]...)
 		}
-		if d := psnr(luma, traced[n]); d < 40 {
+		if d := videotest.PSNR(luma, traced[n]); d < 40 {
 			t.Fatalf("frame %d: the page's image is %.1f dB from the tracer's frame", n, d)
 		}
 	}
@@ -377,16 +376,4 @@ func TestExpireUploads(t *testing.T) {
 	if n, err := e.ingest.ExpireUploads(t.Context(), []domain.Movie{late}, now); err != nil || n != 0 {
 		t.Fatalf("second sweep: %d, %v", n, err)
 	}
-}
-
-func psnr(a, b []byte) float64 {
-	var se float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		se += d * d
-	}
-	if se == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/(se/float64(len(a))))
 }

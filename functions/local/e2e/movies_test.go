@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -168,27 +167,14 @@ func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
 		}
 		// The page's image is a JPEG decoded from the movie's chunk (docs/media.md):
 		// its luma must be within 40 dB PSNR of the frame the tracer reads.
-		if len(page) != len(traced) || lumaPSNR(page, traced) < 40 {
+		if len(page) != len(traced) || videotest.PSNR(page, traced) < 40 {
 			diff := 0
 			for i := range min(len(page), len(traced)) {
 				if page[i] != traced[i] {
 					diff++
 				}
 			}
-			t.Fatalf("frame %d: the browser shows %d bytes, the tracer reads %d; %d pixels differ, luma PSNR %.1f dB (want >= 40)", frame, len(page), len(traced), diff, lumaPSNR(page, traced))
+			t.Fatalf("frame %d: the browser shows %d bytes, the tracer reads %d; %d pixels differ, luma PSNR %.1f dB (want >= 40)", frame, len(page), len(traced), diff, videotest.PSNR(page, traced))
 		}
 	}
-}
-
-// lumaPSNR is the peak signal-to-noise ratio of two 8-bit luma planes of one size, in dB.
-func lumaPSNR(a, b []byte) float64 {
-	var se float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		se += d * d
-	}
-	if se == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/(se/float64(len(a))))
 }

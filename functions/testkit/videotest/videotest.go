@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -98,3 +99,18 @@ func (l *limited) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*limited)(nil)
+
+// PSNR is the peak signal-to-noise ratio of two 8-bit planes of one size, in
+// dB (+Inf when they are equal): how the tests bound a lossy rendition's
+// difference from the frame the tracer reads.
+func PSNR(a, b []byte) float64 {
+	var se float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		se += d * d
+	}
+	if se == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(255*255/(se/float64(len(a))))
+}

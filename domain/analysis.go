@@ -125,6 +125,14 @@ func editGuard(leaseID, userID string, now time.Time) Clause {
 	}}
 }
 
+// settingsEdited is what every change of the markers, trim or capture
+// interval also records: the clean range is reset (frames traced under other
+// settings are no results for these), the results become stale
+// (SettingsChangedAt) and the holder was active (the lease's EditedAt).
+func settingsEdited(now time.Time) []Assignment {
+	return []Assignment{Set(FieldCleanBefore, 0), Set(FieldSettingsChangedAt, now), Set(FieldLeaseEditedAt, now)}
+}
+
 // unchanged is the last clause of every edit: the edit changes something. An
 // edit that would not (the row already holds these settings) is refused by
 // it and recognised by its AlreadyApplied as a no-op success: nothing is written, so
@@ -168,7 +176,7 @@ func (c EditMarkers) Precondition() []Clause {
 func (c EditMarkers) AlreadyApplied() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditMarkers) Update() []Assignment {
-	return changed(c.Now, Set(FieldMarkers, c.markers()), Set(FieldCleanBefore, 0))
+	return changed(c.Now, append(settingsEdited(c.Now), Set(FieldMarkers, c.markers()))...)
 }
 
 // EditTrim replaces the trimmed range.
@@ -205,7 +213,7 @@ func (c EditTrim) same() Cond {
 func (c EditTrim) AlreadyApplied() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditTrim) Update() []Assignment {
-	return changed(c.Now, Set(FieldTrimStart, c.Trim.Start), Set(FieldTrimEnd, c.Trim.End), Set(FieldCleanBefore, 0))
+	return changed(c.Now, append(settingsEdited(c.Now), Set(FieldTrimStart, c.Trim.Start), Set(FieldTrimEnd, c.Trim.End))...)
 }
 
 // EditCaptureInterval sets how many frames apart tracing samples.
@@ -236,5 +244,5 @@ func (c EditCaptureInterval) AlreadyApplied() Cond {
 }
 
 func (c EditCaptureInterval) Update() []Assignment {
-	return changed(c.Now, Set(FieldCaptureInterval, c.Interval), Set(FieldCleanBefore, 0))
+	return changed(c.Now, append(settingsEdited(c.Now), Set(FieldCaptureInterval, c.Interval))...)
 }

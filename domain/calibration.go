@@ -235,7 +235,7 @@ func (c EditCalibration) AlreadyApplied() Cond {
 }
 
 func (c EditCalibration) Update() []Assignment {
-	return changed(c.Now, Set(FieldCalibration, c.Calibration))
+	return changed(c.Now, Set(FieldCalibration, c.Calibration), Set(FieldLeaseEditedAt, c.Now))
 }
 
 // ClearCalibration removes the movie's calibration: results are in pixels
@@ -259,5 +259,5 @@ func (c ClearCalibration) AlreadyApplied() Cond {
 }
 
 func (c ClearCalibration) Update() []Assignment {
-	return changed(c.Now, Remove(FieldCalibration))
+	return changed(c.Now, Remove(FieldCalibration), Set(FieldLeaseEditedAt, c.Now))
 }

@@ -93,7 +93,7 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 		return m.Progress.TotalFrames, true
 	case FieldCleanBefore:
 		return m.CleanBefore, true
-	case FieldLastJob, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary:
+	case FieldLastJob, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldLastJobFrames:
 		switch {
 		case j == nil:
 			return nil, false
@@ -103,12 +103,21 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 			return j.Status, true
 		case f == FieldLastJobSummary:
 			return j.FailureSummary, true
+		case f == FieldLastJobFrames:
+			return j.Frames, true
 		}
 		return *j, true
 	case FieldVersion:
 		return m.Version, true
 	case FieldUpdatedAt:
 		return m.UpdatedAt, true
+	case FieldKeptFrames:
+		return m.KeptFrames, true
+	case FieldSettingsChangedAt:
+		if m.SettingsChangedAt.IsZero() {
+			return nil, false
+		}
+		return m.SettingsChangedAt, true
 	case FieldFrameRate:
 		return m.FrameRate, true
 	case FieldVideo:
@@ -153,6 +162,16 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 		return l.Segment, true
 	case FieldLeasePlanFrom:
 		return l.PlanFrom, true
+	case FieldLeaseEditedAt:
+		if l.EditedAt.IsZero() {
+			return nil, false
+		}
+		return l.EditedAt, true
+	case FieldLeaseReleaseAsk:
+		if l.ReleaseAsk == nil {
+			return nil, false
+		}
+		return *l.ReleaseAsk, true
 	}
 	panic(fmt.Sprintf("domain: unknown field %q", f))
 }
@@ -315,10 +334,19 @@ func (m *Movie) assign(a Assignment) {
 		m.LastJob = &j
 	case FieldUpdatedAt:
 		m.UpdatedAt = a.Value.(time.Time)
+	case FieldKeptFrames:
+		m.KeptFrames = a.Value.(int)
+	case FieldSettingsChangedAt:
+		m.SettingsChangedAt = a.Value.(time.Time)
+	case FieldLastJobFrames:
+		j := *m.LastJob // a copy, as for the lease
+		j.Frames = a.Value.(int)
+		m.LastJob = &j
 	case FieldLease:
 		l := a.Value.(Lease)
 		m.Lease = &l
-	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken, FieldLeaseSegment, FieldLeasePlanFrom:
+	case FieldLeaseHeartbeatAt, FieldLeaseExpiresAt, FieldLeaseClaimed, FieldLeaseClaimToken, FieldLeaseSegment, FieldLeasePlanFrom,
+		FieldLeaseEditedAt, FieldLeaseReleaseAsk:
 		l := *m.Lease // a copy: the caller's movie may share the pointer
 		switch a.Field {
 		case FieldLeaseHeartbeatAt:
@@ -331,6 +359,11 @@ func (m *Movie) assign(a Assignment) {
 			l.Segment = a.Value.(int)
 		case FieldLeasePlanFrom:
 			l.PlanFrom = a.Value.(int)
+		case FieldLeaseEditedAt:
+			l.EditedAt = a.Value.(time.Time)
+		case FieldLeaseReleaseAsk:
+			r := a.Value.(ReleaseAsk)
+			l.ReleaseAsk = &r
 		default:
 			l.Claimed = a.Value.(bool)
 		}

@@ -45,6 +45,12 @@ type Lease struct {
 	ClaimToken string
 	// FromFrame is the frame a tracing job was asked to start at.
 	FromFrame int
+	// EditedAt is the analysis lease holder's last accepted edit (zero: none
+	// yet). It, not the heartbeat, is the holder's last activity.
+	EditedAt time.Time
+	// ReleaseAsk is a viewer's request that the holder release the lease
+	// (nil: none). It names the asker, never a lease ID.
+	ReleaseAsk *ReleaseAsk
 	// Segment is the tracing job's segment that is (or is next to be)
 	// claimed: 0 for the first invocation, one more for each continuation
 	// the job was handed off to (HandOffJob). Each segment is claimed at

@@ -217,7 +217,7 @@ func newWorld(t *rapid.T, stats *actionStats) *world {
 		"begin": func() {
 			job := w.jobID()
 			p := w.plans[job]
-			w.exec("begin", domain.BeginTrace{JobFence: domain.JobFence{JobID: job, Now: w.now}, Duration: GenLeaseDuration().Draw(t, "duration"), CleanBefore: p.ClearFrom, TotalFrames: p.Frames, PlanFrom: p.From})
+			w.exec("begin", domain.BeginTrace{JobFence: domain.JobFence{JobID: job, Now: w.now}, Duration: GenLeaseDuration().Draw(t, "duration"), CleanBefore: p.ClearFrom, TotalFrames: p.Frames, PlanFrom: p.From, Kept: p.Kept})
 		},
 		"renew": func() {
 			job := w.jobID()
@@ -425,10 +425,13 @@ func (w *world) model(c domain.Command) {
 		w.lease = nil
 	case domain.EditMarkers:
 		w.settings.Markers = append([]domain.Marker{}, c.Markers...)
+		w.edited()
 	case domain.EditTrim:
 		w.settings.Trim = c.Trim
+		w.edited()
 	case domain.EditCaptureInterval:
 		w.settings.CaptureInterval = c.Interval
+		w.edited()
 	case domain.StartTrace:
 		w.lease = &domain.Lease{Kind: domain.LeaseTracing, ID: c.JobID, UserID: c.User.ID, UserName: c.User.Name,
 			AcquiredAt: w.now, HeartbeatAt: w.now, ExpiresAt: w.now.Add(c.Duration), FromFrame: c.FromFrame}
@@ -449,6 +452,13 @@ func (w *world) model(c domain.Command) {
 		w.lastTrace, w.lastJobID, w.lastJobEnd = "FailJob", c.Job.ID, "FailJob"
 		w.lastSummary = c.SafeSummary()
 	}
+}
+
+// edited: an accepted edit records the holder's activity on the lease.
+func (w *world) edited() {
+	l := *w.lease
+	l.EditedAt = w.now
+	w.lease = &l
 }
 
 // replayed is the model's prediction that c already took effect, so it

@@ -39,7 +39,14 @@ type Movie struct {
 	// trace that completed with the current capture grid. A trace never starts
 	// above it, so frames of a dead or failed job are always retraced.
 	CleanBefore int
-	LastJob     *JobRecord
+	// KeptFrames is how many frames of earlier completed traces the last
+	// job kept below its plan (recorded by BeginTrace): the movie's stored
+	// frames are KeptFrames + Progress.FramesWritten (TracedFrames).
+	KeptFrames int
+	// SettingsChangedAt is when the markers, trim or capture interval last
+	// changed (zero: never). Results of a job started before it are stale.
+	SettingsChangedAt time.Time
+	LastJob           *JobRecord
 	// Video is what the ingest probed (nil before); Upload the file the
 	// movie was created for (nil for movies seeded without one);
 	// IngestFailure the user-facing summary of a failed or expired upload.

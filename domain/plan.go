@@ -8,6 +8,10 @@ type TracePlan struct {
 	End       int // exclusive
 	Interval  int
 	Frames    int // number of frames the plan writes
+	// Kept is how many frames of earlier completed traces stay stored below
+	// From: the capture grid's frames in [Trim.Start, From), all below
+	// CleanBefore, so all written by completed traces with these settings.
+	Kept int
 }
 
 // PlanTrace derives a job's plan from the movie as claimed.
@@ -31,6 +35,9 @@ func PlanTrace(m Movie, job Lease) TracePlan {
 		from += interval - off
 	}
 	p := TracePlan{ClearFrom: clear, From: from, End: s.Trim.End, Interval: interval}
+	if below := min(from, s.Trim.End) - s.Trim.Start; below > 0 {
+		p.Kept = (below + interval - 1) / interval
+	}
 	if p.End > from {
 		p.Frames = (p.End - from + interval - 1) / interval
 	}

@@ -30,29 +30,29 @@ func TestPlanTrace(t *testing.T) {
 		{
 			name: "retracing from F with CleanBefore above F starts at F",
 			m:    movie(0, 1000, 1, 1000), from: 400,
-			want: domain.TracePlan{ClearFrom: 400, From: 400, End: 1000, Interval: 1, Frames: 600},
+			want: domain.TracePlan{ClearFrom: 400, From: 400, End: 1000, Interval: 1, Frames: 600, Kept: 400},
 		},
 		{
 			name: "retracing from F with CleanBefore below F starts at CleanBefore: frames after it may be a dead job's",
 			m:    movie(0, 1000, 1, 250), from: 400,
-			want: domain.TracePlan{ClearFrom: 250, From: 250, End: 1000, Interval: 1, Frames: 750},
+			want: domain.TracePlan{ClearFrom: 250, From: 250, End: 1000, Interval: 1, Frames: 750, Kept: 250},
 		},
 		{
 			name: "retracing from F == CleanBefore starts at F",
 			m:    movie(0, 1000, 1, 400), from: 400,
-			want: domain.TracePlan{ClearFrom: 400, From: 400, End: 1000, Interval: 1, Frames: 600},
+			want: domain.TracePlan{ClearFrom: 400, From: 400, End: 1000, Interval: 1, Frames: 600, Kept: 400},
 		},
 		{
 			name: "an off-grid F is aligned up to the grid that begins at Trim.Start; clearing starts at F",
 			m:    movie(10, 110, 7, 110), from: 20,
 			// grid 10, 17, 24, ...; 20 is off-grid, so 24 is the first frame.
-			want:  domain.TracePlan{ClearFrom: 20, From: 24, End: 110, Interval: 7, Frames: 13},
+			want:  domain.TracePlan{ClearFrom: 20, From: 24, End: 110, Interval: 7, Frames: 13, Kept: 2},
 			first: []int{24, 31, 38},
 		},
 		{
 			name: "an on-grid F is kept",
 			m:    movie(10, 110, 7, 110), from: 24,
-			want: domain.TracePlan{ClearFrom: 24, From: 24, End: 110, Interval: 7, Frames: 13},
+			want: domain.TracePlan{ClearFrom: 24, From: 24, End: 110, Interval: 7, Frames: 13, Kept: 2},
 		},
 		{
 			name: "retracing from Trim.Start clears from frame 0: frames of an older, wider trim go too",
@@ -79,12 +79,12 @@ func TestPlanTrace(t *testing.T) {
 		{
 			name: "an interval longer than the rest of the trim traces nothing after an off-grid F",
 			m:    movie(5, 10, 100, 10), from: 7,
-			want: domain.TracePlan{ClearFrom: 7, From: 105, End: 10, Interval: 100, Frames: 0},
+			want: domain.TracePlan{ClearFrom: 7, From: 105, End: 10, Interval: 100, Frames: 0, Kept: 1},
 		},
 		{
 			name: "a zero interval (never stored) is treated as 1",
 			m:    movie(0, 4, 0, 4), from: 2,
-			want: domain.TracePlan{ClearFrom: 2, From: 2, End: 4, Interval: 1, Frames: 2},
+			want: domain.TracePlan{ClearFrom: 2, From: 2, End: 4, Interval: 1, Frames: 2, Kept: 2},
 		},
 		{
 			name: "a one-frame trim from its only frame",

@@ -61,6 +61,22 @@ const (
 	// FieldLeasePlanFrom is the first frame of the tracing job's plan, recorded
 	// by BeginTrace (always present on a lease; 0 before the plan is made).
 	FieldLeasePlanFrom Field = "Lease.PlanFrom"
+
+	// FieldKeptFrames is how many frames of earlier completed traces a job
+	// kept below its plan (BeginTrace, from TracePlan.Kept): with the job's
+	// FieldFramesWritten, the movie's stored frames (Movie.TracedFrames).
+	FieldKeptFrames Field = "KeptFrames"
+	// FieldSettingsChangedAt is when the markers, trim or capture interval
+	// last changed (absent: never); results older than it are stale.
+	FieldSettingsChangedAt Field = "SettingsChangedAt"
+	// FieldLastJobFrames is the frames the last job wrote (SettleCancel).
+	FieldLastJobFrames Field = "LastJob.Frames"
+	// FieldLeaseEditedAt is the analysis lease holder's last edit (absent:
+	// none yet): what "last active" means, not the heartbeat.
+	FieldLeaseEditedAt Field = "Lease.EditedAt"
+	// FieldLeaseReleaseAsk is a viewer's request that the holder release the
+	// analysis lease (AskRelease; absent: none).
+	FieldLeaseReleaseAsk Field = "Lease.ReleaseAsk"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -71,7 +87,8 @@ var Fields = []Field{
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
-	FieldLeasePlanFrom,
+	FieldLeasePlanFrom, FieldKeptFrames, FieldSettingsChangedAt, FieldLastJobFrames, FieldLeaseEditedAt,
+	FieldLeaseReleaseAsk,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

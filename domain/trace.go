@@ -131,11 +131,13 @@ type BeginTrace struct {
 	// PlanFrom is the plan's first frame (TracePlan.From), recorded on the
 	// lease (Lease.PlanFrom) as the job's range for every later reader.
 	PlanFrom int
+	// Kept is TracePlan.Kept, recorded on the row (Movie.KeptFrames).
+	Kept int
 }
 
 func (c BeginTrace) Validate() error {
 	var plan error
-	if c.CleanBefore < 0 || c.TotalFrames < 0 || c.PlanFrom < 0 {
+	if c.CleanBefore < 0 || c.TotalFrames < 0 || c.PlanFrom < 0 || c.Kept < 0 {
 		plan = Invalid("plan", "frame numbers must not be negative")
 	}
 	return firstError(c.JobFence.Validate(), validateDuration(c.Duration), plan)
@@ -143,7 +145,8 @@ func (c BeginTrace) Validate() error {
 
 func (c BeginTrace) same() Cond {
 	return And{sameRenewal(c.Now, c.Duration), Cmp(FieldCleanBefore, OpEq, c.CleanBefore),
-		Cmp(FieldFramesWritten, OpEq, 0), Cmp(FieldTotalFrames, OpEq, c.TotalFrames), Cmp(FieldLeasePlanFrom, OpEq, c.PlanFrom)}
+		Cmp(FieldFramesWritten, OpEq, 0), Cmp(FieldTotalFrames, OpEq, c.TotalFrames), Cmp(FieldLeasePlanFrom, OpEq, c.PlanFrom),
+		Cmp(FieldKeptFrames, OpEq, c.Kept)}
 }
 
 func (c BeginTrace) Precondition() []Clause {
@@ -157,7 +160,7 @@ func (c BeginTrace) AlreadyApplied() Cond { return And{Condition(c.JobFence), c.
 func (c BeginTrace) Update() []Assignment {
 	return changed(c.Now, append(renewed(c.Now, c.Duration),
 		Set(FieldCleanBefore, c.CleanBefore), Set(FieldFramesWritten, 0), Set(FieldTotalFrames, c.TotalFrames),
-		Set(FieldLeasePlanFrom, c.PlanFrom))...)
+		Set(FieldLeasePlanFrom, c.PlanFrom), Set(FieldKeptFrames, c.Kept))...)
 }
 
 // RenewJob heartbeats the tracing lease and publishes progress.

@@ -163,11 +163,20 @@ func Derive(old, new *domain.Movie) []Event {
 
 	// started: a tracing lease that was not there before.
 	if newJob != nil && new.Status == domain.StatusTracing && (oldJob == nil || oldJob.ID != newJob.ID) {
-		out = append(out, Event{
+		e := Event{
 			Type: TracingStarted, MovieID: new.ID, JobID: newJob.ID,
 			UserID: newJob.UserID, UserName: newJob.UserName,
 			At: newJob.AcquiredAt.UTC(), FromFrame: newJob.FromFrame, Version: new.Version,
-		}.withTrace(new, nil, 0))
+		}.withTrace(new, nil, 0)
+		// The frames it will trace: its plan on the row it starts from. Nothing
+		// can change the settings or CleanBefore between this commit and the
+		// job's claim (the tracing lease excludes edits), so this is the plan
+		// BeginTrace records. A job asked from frame 100 on a movie clean only
+		// below 24 traces 24 on, and the history says so (issue 25).
+		if p := domain.PlanTrace(*new, *newJob); p.Frames > 0 {
+			e.FirstFrame, e.LastFrame = p.From, p.FrameAt(p.Frames-1)
+		}
+		out = append(out, e)
 	}
 	return out
 }

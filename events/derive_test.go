@@ -95,7 +95,9 @@ func TestDeriveLifecycle(t *testing.T) {
 	}
 	want := []Event{
 		{Type: TracingStarted, MovieID: "movie-1", JobID: job1, UserID: alice.ID, UserName: alice.Name,
-			At: t0.Add(3 * time.Minute), FromFrame: 4, Version: steps[3].new.Version, TrimEnd: 300, CaptureInterval: 2},
+			At: t0.Add(3 * time.Minute), FromFrame: 4, Version: steps[3].new.Version, TrimEnd: 300, CaptureInterval: 2,
+			// The started event states the planned frames, 0 to 298, not "from 4".
+			FirstFrame: 0, LastFrame: 298},
 		// Asked to start at 4, the job traced from 0: nothing below 4 was
 		// clean (PlanTrace), and the history says what was traced.
 		{Type: TracingCompleted, MovieID: "movie-1", JobID: job1, UserID: alice.ID, UserName: alice.Name,

@@ -42,6 +42,13 @@ const (
 	AttrLastJobSummary = AttrLastJob + ".failureSummary"
 	AttrLeaseSegment   = AttrLease + ".segment"
 	AttrLeasePlanFrom  = AttrLease + ".planFrom"
+
+	// One truth for counts and lock etiquette (issue 25).
+	AttrKeptFrames        = "keptFrames"
+	AttrSettingsChangedAt = "settingsChangedAt"
+	AttrLastJobFrames     = AttrLastJob + ".frames"
+	AttrLeaseEditedAt     = AttrLease + ".editedAt"
+	AttrLeaseReleaseAsk   = AttrLease + ".releaseAsk"
 )
 
 // Attribute names of a frame item. The frames table's key is (movieId,

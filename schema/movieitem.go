@@ -27,6 +27,36 @@ type LeaseItem struct {
 	Segment int `dynamodbav:"segment,omitempty"`
 	// PlanFrom is the first frame of the job's plan (0 until it is made).
 	PlanFrom int `dynamodbav:"planFrom"`
+	// EditedAt is the holder's last edit (absent: none yet).
+	EditedAt int64 `dynamodbav:"editedAt,omitempty"`
+	// ReleaseAsk is a viewer's request to release (absent: none).
+	ReleaseAsk *ReleaseAskItem `dynamodbav:"releaseAsk,omitempty"`
+}
+
+// ReleaseAskItem is a stored domain.ReleaseAsk; At in Unix ms.
+type ReleaseAskItem struct {
+	UserName string `dynamodbav:"userName"`
+	At       int64  `dynamodbav:"at"`
+}
+
+// NewReleaseAskItem converts a release request to its stored form.
+func NewReleaseAskItem(a domain.ReleaseAsk) ReleaseAskItem {
+	return ReleaseAskItem{UserName: a.UserName, At: Millis(a.At)}
+}
+
+// optMillis stores a zero time as 0 (absent with omitempty).
+func optMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return Millis(t)
+}
+
+func fromOptMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return FromMillis(ms)
 }
 
 // JobItem is the stored outcome of the last finished job.
@@ -78,26 +108,29 @@ type MarkerItem struct {
 
 // MovieItem is the stored movie row.
 type MovieItem struct {
-	MovieID         string           `dynamodbav:"movieId"`
-	Title           string           `dynamodbav:"title"`
-	FrameCount      int              `dynamodbav:"frameCount"`
-	FrameRate       float64          `dynamodbav:"frameRate"`
-	Status          string           `dynamodbav:"status"`
-	Markers         []MarkerItem     `dynamodbav:"markers"`
-	TrimStart       int              `dynamodbav:"trimStart"`
-	TrimEnd         int              `dynamodbav:"trimEnd"`
-	CaptureInterval int              `dynamodbav:"captureInterval"`
-	Lease           *LeaseItem       `dynamodbav:"lease,omitempty"`
-	FramesWritten   int              `dynamodbav:"framesWritten"`
-	TotalFrames     int              `dynamodbav:"totalFrames"`
-	CleanBefore     int              `dynamodbav:"cleanBefore"`
-	LastJob         *JobItem         `dynamodbav:"lastJob,omitempty"`
-	Version         int64            `dynamodbav:"version"`
-	UpdatedAt       int64            `dynamodbav:"updatedAt"`
-	Video           *VideoItem       `dynamodbav:"video,omitempty"`
-	Upload          *UploadItem      `dynamodbav:"upload,omitempty"`
-	IngestFailure   string           `dynamodbav:"ingestFailure,omitempty"`
-	Calibration     *CalibrationItem `dynamodbav:"calibration,omitempty"`
+	MovieID         string       `dynamodbav:"movieId"`
+	Title           string       `dynamodbav:"title"`
+	FrameCount      int          `dynamodbav:"frameCount"`
+	FrameRate       float64      `dynamodbav:"frameRate"`
+	Status          string       `dynamodbav:"status"`
+	Markers         []MarkerItem `dynamodbav:"markers"`
+	TrimStart       int          `dynamodbav:"trimStart"`
+	TrimEnd         int          `dynamodbav:"trimEnd"`
+	CaptureInterval int          `dynamodbav:"captureInterval"`
+	Lease           *LeaseItem   `dynamodbav:"lease,omitempty"`
+	FramesWritten   int          `dynamodbav:"framesWritten"`
+	TotalFrames     int          `dynamodbav:"totalFrames"`
+	CleanBefore     int          `dynamodbav:"cleanBefore"`
+	KeptFrames      int          `dynamodbav:"keptFrames"`
+	// SettingsChangedAt: Unix ms of the last settings edit (absent: never).
+	SettingsChangedAt int64            `dynamodbav:"settingsChangedAt,omitempty"`
+	LastJob           *JobItem         `dynamodbav:"lastJob,omitempty"`
+	Version           int64            `dynamodbav:"version"`
+	UpdatedAt         int64            `dynamodbav:"updatedAt"`
+	Video             *VideoItem       `dynamodbav:"video,omitempty"`
+	Upload            *UploadItem      `dynamodbav:"upload,omitempty"`
+	IngestFailure     string           `dynamodbav:"ingestFailure,omitempty"`
+	Calibration       *CalibrationItem `dynamodbav:"calibration,omitempty"`
 }
 
 // Millis is the stored form of a time: Unix milliseconds.
@@ -108,22 +141,31 @@ func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // NewLeaseItem converts a domain lease to its stored form.
 func NewLeaseItem(l domain.Lease) LeaseItem {
-	return LeaseItem{
+	it := LeaseItem{
 		Kind: string(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: Millis(l.AcquiredAt), HeartbeatAt: Millis(l.HeartbeatAt), ExpiresAt: Millis(l.ExpiresAt),
 		Claimed: l.Claimed, ClaimToken: l.ClaimToken, FromFrame: l.FromFrame, Segment: l.Segment,
-		PlanFrom: l.PlanFrom,
+		PlanFrom: l.PlanFrom, EditedAt: optMillis(l.EditedAt),
 	}
+	if l.ReleaseAsk != nil {
+		a := NewReleaseAskItem(*l.ReleaseAsk)
+		it.ReleaseAsk = &a
+	}
+	return it
 }
 
 // Lease converts a stored lease to the domain's.
 func (l LeaseItem) Lease() domain.Lease {
-	return domain.Lease{
+	out := domain.Lease{
 		Kind: domain.LeaseKind(l.Kind), ID: l.ID, UserID: l.UserID, UserName: l.UserName,
 		AcquiredAt: FromMillis(l.AcquiredAt), HeartbeatAt: FromMillis(l.HeartbeatAt), ExpiresAt: FromMillis(l.ExpiresAt),
 		Claimed: l.Claimed, ClaimToken: l.ClaimToken, FromFrame: l.FromFrame, Segment: l.Segment,
-		PlanFrom: l.PlanFrom,
+		PlanFrom: l.PlanFrom, EditedAt: fromOptMillis(l.EditedAt),
 	}
+	if a := l.ReleaseAsk; a != nil {
+		out.ReleaseAsk = &domain.ReleaseAsk{UserName: a.UserName, At: FromMillis(a.At)}
+	}
+	return out
 }
 
 // NewJobItem converts a domain job record to its stored form.
@@ -162,6 +204,7 @@ func NewMovieItem(m domain.Movie) MovieItem {
 		TrimStart: m.Settings.Trim.Start, TrimEnd: m.Settings.Trim.End, CaptureInterval: m.Settings.CaptureInterval,
 		FramesWritten: m.Progress.FramesWritten, TotalFrames: m.Progress.TotalFrames,
 		CleanBefore: m.CleanBefore, Version: m.Version, UpdatedAt: Millis(m.UpdatedAt),
+		KeptFrames: m.KeptFrames, SettingsChangedAt: optMillis(m.SettingsChangedAt),
 	}
 	if m.Lease != nil {
 		l := NewLeaseItem(*m.Lease)
@@ -197,6 +240,7 @@ func (it MovieItem) Movie() domain.Movie {
 		},
 		Progress:    domain.Progress{FramesWritten: it.FramesWritten, TotalFrames: it.TotalFrames},
 		CleanBefore: it.CleanBefore, Version: it.Version, UpdatedAt: FromMillis(it.UpdatedAt),
+		KeptFrames: it.KeptFrames, SettingsChangedAt: fromOptMillis(it.SettingsChangedAt),
 	}
 	for i, mk := range it.Markers {
 		m.Settings.Markers[i] = domain.Marker{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}

@@ -32,14 +32,23 @@ import * as history from './views/history.js';
 import * as calibration from './views/calibration.js';
 import * as plots from './views/plots.js';
 import { syncResults } from './actions/results.js';
+import { watchHistory } from './actions/history.js';
+import { watchIdle, watchFree, noteActivity } from './actions/etiquette.js';
+import * as etiquette from './views/etiquette.js';
+import * as retrace from './views/retrace.js';
 
 // A panel is a module with render(state); a new panel adds itself here.
-for (const v of [routes, identity, list, notready, analyze, lease, player, markers, settings, progress, job, results, history, calibration, plots]) {
+for (const v of [routes, identity, list, notready, analyze, lease, etiquette, player, markers, settings, retrace, progress, job, results, history, calibration, plots]) {
   subscribe(v.render);
 }
 // A reaction, not a view: loads the derived results again when the frames,
 // the calibration or the markers changed.
 subscribe(syncResults);
+subscribe(watchHistory);
+subscribe(watchIdle);
+subscribe(watchFree);
+// Typing in the editor's controls is editing too: the idle clock restarts.
+document.addEventListener('input', (e) => { if (state.leaseId && e.target.closest && e.target.closest('#analyze-view')) noteActivity(); });
 
 commit({ user: loadUser() });
 

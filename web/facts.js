@@ -24,22 +24,54 @@ export function editable(s) {
 // notReady: a movie whose file has not arrived, or could not be read.
 export const notReady = (m) => !!m && (m.status === STATUS.AWAITING_UPLOAD || m.status === STATUS.INGEST_FAILED);
 
+// tracedOf is the one count of a movie's traced frames: what the server
+// summary says it stores (tracedFrames: frames kept from earlier traces plus
+// those the last trace wrote; GET /movies/{id}/frames returns them and a
+// download holds them). Older servers lack it: then the last job's progress.
+export const tracedOf = (m) => (m && m.tracedFrames != null ? m.tracedFrames : ((m && m.progress) || {}).framesWritten || 0);
+
+// traced is the open movie's traced frames: the frames loaded for the
+// movie as it is now (the same table the server counts), else the summary's
+// count. Every sentence about the open movie's frames uses it: Results,
+// Last trace, History, the downloads. first/last: the range, when loaded.
+export function traced(s) {
+  const m = s.movie;
+  const fs = s.frames;
+  if (m && s.framesKey === framesKeyOf(m)) {
+    return { count: fs.length, first: fs.length ? fs[0].frame : null, last: fs.length ? fs[fs.length - 1].frame : null, loaded: true };
+  }
+  return { count: tracedOf(m), first: null, last: null, loaded: false };
+}
+
+// framesKeyOf names what the stored frames of m are: they change when a
+// trace ends (status, job) or a cancel is settled (the job's frames).
+export const framesKeyOf = (m) => m.status + '/' + (m.lastJob ? m.lastJob.jobId + '/' + m.lastJob.frames : '') + '/' + tracedOf(m);
+
 // progressText is the movie's progress, not only the last job's: a running
-// trace's share, or how much of the movie the stored results cover.
+// trace's share, or how much of the movie the stored frames cover. The list
+// says it; its count is tracedOf, the one the movie's page states.
 export function progressText(m) {
   const p = m.progress || {};
+  const n = tracedOf(m);
   switch (m.status) {
     case STATUS.TRACING:
       return p.totalFrames ? 'Tracing: ' + p.framesWritten + ' of ' + p.totalFrames + ' frames so far (' + Math.floor(100 * p.framesWritten / p.totalFrames) + '%)' : 'Tracing: starting';
     case STATUS.TRACED:
-      return 'Done: ' + plural(p.framesWritten, 'traced frame') + ' over the ' + plural(m.frameCount, 'frame') + ' of the movie';
+      return 'Done: ' + plural(n, 'traced frame') + ' over the ' + plural(m.frameCount, 'frame') + ' of the movie';
     case STATUS.TRACING_FAILED:
-      return 'Stopped: ' + p.framesWritten + ' of ' + p.totalFrames + ' frames saved';
+      return 'Stopped: ' + n + ' of ' + plural(m.frameCount, 'frame') + ' traced and saved';
     case STATUS.TRACING_CANCELLED:
-      return 'Cancelled: ' + p.framesWritten + ' of ' + p.totalFrames + ' frames saved';
+      return 'Cancelled: ' + n + ' of ' + plural(m.frameCount, 'frame') + ' traced and saved';
     default:
       return 'Not traced yet';
   }
+}
+
+// storedText is the sentence every panel ends with when it names the
+// movie's traced frames: "601 traced frames are kept (frames 0 to 600)".
+export function storedText(t, verb) {
+  const range = t.count && t.first != null ? ' (frames ' + t.first + ' to ' + t.last + ')' : '';
+  return plural(t.count, 'traced frame') + (t.count === 1 ? ' is ' : ' are ') + verb + range;
 }
 
 // rateText is a frame rate as people write it: 29.97, 30, 23.98.
@@ -55,38 +87,40 @@ export function timecode(frame, rate) {
 // jobRange is what the last job actually traced: its frames are the last
 // `frames` of the stored ones (a trace clears everything from its start).
 export function jobRange(s, job) {
-  // A cancel records the progress last published, which may trail the
-  // frames actually stored: no range is claimed for it.
-  if (!job || job.status === STATUS.TRACING_CANCELLED || !job.frames || s.framesKey == null || !s.framesKey.endsWith('/' + job.jobId)) return null;
+  // A cancel's count is settled by the server from the stored frames, so
+  // a cancelled job has a range too.
+  if (!job || !job.frames || !s.movie || s.framesKey !== framesKeyOf(s.movie)) return null;
   const fs = s.frames;
   if (fs.length < job.frames) return null;
   return { first: fs[fs.length - job.frames].frame, last: fs[fs.length - 1].frame };
 }
 
-// downloadHolds says what a download would hold now.
+// downloadHolds says what a download would hold now: the same count as
+// Results (traced), and the file says it too (frames).
 export function downloadHolds(s) {
   const m = s.movie;
-  const n = s.frames.length;
+  const n = traced(s).count;
   if (m && m.status === STATUS.TRACING) {
     const p = m.progress || {};
-    return { kind: 'partial', label: 'Download partial frames', suffix: '-partial',
+    return { kind: 'partial', frames: null, label: 'Download partial frames', suffix: '-partial',
       note: 'A trace is running: a download now holds only the frames traced so far (' + (p.framesWritten || 0) + ' of ' + (p.totalFrames || '?') + ').' };
   }
-  if (!n) return { kind: 'none', label: 'Nothing to download yet', suffix: '', note: 'No frames are traced yet, so there is nothing to download.' };
+  if (!n) return { kind: 'none', frames: 0, label: 'Nothing to download yet', suffix: '', note: 'No frames are traced yet, so there is nothing to download.' };
+  const stale = m && m.resultsStale ? ' They were traced with other settings than those shown now.' : '';
   if (m && m.status === STATUS.TRACING_FAILED) {
-    return { kind: 'failed', label: 'Download the failed trace\u2019s frames', suffix: '-failed',
-      note: 'The last trace failed: a download holds the ' + plural(n, 'frame') + ' it saved, not a complete result.' };
+    return { kind: 'failed', frames: n, label: 'Download the failed trace\u2019s frames', suffix: '-failed',
+      note: 'The last trace failed: a download holds the ' + plural(n, 'traced frame') + ' saved, not a complete result.' + stale };
   }
   if (m && m.status === STATUS.TRACING_CANCELLED) {
-    return { kind: 'cancelled', label: 'Download the cancelled trace\u2019s frames', suffix: '-cancelled',
-      note: 'The last trace was cancelled: a download holds the ' + plural(n, 'frame') + ' saved, not a complete result.' };
+    return { kind: 'cancelled', frames: n, label: 'Download the cancelled trace\u2019s frames', suffix: '-cancelled',
+      note: 'The last trace was cancelled: a download holds the ' + plural(n, 'traced frame') + ' saved, not a complete result.' + stale };
   }
   if (m && m.status === STATUS.TRACED) {
-    return { kind: 'complete', label: 'Download complete results', suffix: '',
-      note: 'A download holds the complete results: ' + plural(n, 'traced frame') + '.' };
+    return { kind: m.resultsStale ? 'stale' : 'complete', frames: n, label: m.resultsStale ? 'Download stale results' : 'Download complete results', suffix: m.resultsStale ? '-stale' : '',
+      note: 'A download holds the complete results: ' + plural(n, 'traced frame') + '.' + stale };
   }
-  return { kind: 'partial', label: 'Download saved frames', suffix: '-partial',
-    note: 'The last trace did not finish: a download holds the ' + plural(n, 'frame') + ' saved so far.' };
+  return { kind: 'partial', frames: n, label: 'Download saved frames', suffix: '-partial',
+    note: 'The last trace did not finish: a download holds the ' + plural(n, 'traced frame') + ' saved so far.' + stale };
 }
 
 // invalidText says what a refused control accepts.
@@ -120,3 +154,25 @@ export const isLost = (p) => !p || p.lost === true || p.x == null || p.y == null
 
 // mineTracing: the running trace is this user's.
 export const myTrace = (m) => m.status === STATUS.TRACING && !!m.lock && m.lock.kind === LOCK.TRACING && !!m.lock.yours;
+
+// replacing: a trace runs over stored results of an earlier one, which it
+// replaces from its plan's start: they are shown as being replaced, not as
+// current results.
+export const replacing = (s) => !!s.movie && s.movie.status === STATUS.TRACING && s.frames.length > 0;
+
+// historyKey: what changes the movie's history (a trace starts or ends, a
+// cancel is settled, the calibration or the lock changes). While it differs
+// from the key the history was loaded for, the history is reloaded at each
+// poll (its items follow the row shortly, through the stream).
+export function historyKey(m) {
+  if (!m) return '';
+  const j = m.lastJob;
+  const l = m.lock;
+  return [m.status, j ? j.jobId + '/' + j.status + '/' + j.frames : '', l && l.kind === LOCK.TRACING ? l.startedAt : '', JSON.stringify(m.calibration || null)].join('|');
+}
+
+// staleText says why the stored results are not current, or ''.
+export function staleText(m) {
+  if (!m || !m.resultsStale) return '';
+  return 'These results are stale: the markers, trim or capture interval changed after this trace started. Retrace to bring them up to date.';
+}

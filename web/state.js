@@ -31,6 +31,10 @@ export const analysisFields = () => ({
   calPicking: null,     // what the next clicks on the frame set: 'line', 'origin' or null
   calPoints: [],        // the line's first end while picking it
   calDraft: null,       // picked, not yet saved calibration points (fractions of the frame)
+  idleSeconds: 0,       // how long without an edit before "Still editing?" (the lease grant says)
+  idleAsk: null,        // "Still editing?" is asked: when the lock is released unless answered (ISO time)
+  notifyFree: false,    // this viewer asked to be told when the movie is free
+  retraceAsk: null,     // Retrace waits for "Replace the results?": the form's values
 });
 
 export let state = Object.freeze({

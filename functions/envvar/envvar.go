@@ -18,6 +18,9 @@ const (
 	MaxUploadBytes = "MOVIE_MAX_BYTES" // the largest movie file accepted
 	FFmpeg         = "FFMPEG"
 	FFprobe        = "FFPROBE"
+	// EditIdleSeconds: how long the page waits without an edit before it asks
+	// "Still editing?" (optional; default 10 minutes).
+	EditIdleSeconds = "EDIT_IDLE_SECONDS"
 )
 
 // Set locally only: the endpoints of the AWS stand-ins (DynamoDB Local, the

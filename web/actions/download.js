@@ -43,7 +43,7 @@ export async function download(format) {
   const name = id + '-frames' + holds.suffix + '.' + format;
   const blob = format === 'csv'
     ? new Blob(parts, { type: 'text/csv' })
-    : new Blob([JSON.stringify({ movieId: id, holds: holds.kind, ...header, frames }, null, 1)], { type: 'application/json' });
+    : new Blob([JSON.stringify({ movieId: id, holds: holds.kind, tracedFrames: frames.length, ...header, frames }, null, 1)], { type: 'application/json' });
   const url = URL.createObjectURL(blob);
   const a = el('a', { href: url, download: name });
   document.body.append(a);

@@ -7,7 +7,7 @@ import { state, commit } from '../state.js';
 import { say, fieldError, focusEl } from '../dom.js';
 import { api, APIError, moviePath, errorText, controlFor } from '../api.js';
 import { CODE, LEASE_GONE } from '../constants.js';
-import { invalidText } from '../facts.js';
+import { invalidText, tracedOf } from '../facts.js';
 import { lostLease, handedToTrace } from './lease.js';
 import { loadMovie, schedulePoll } from './movie.js';
 
@@ -91,6 +91,28 @@ export async function startTrace(f) {
   // Start trace disabled itself: focus goes to the progress it started.
   focusEl('#progress-title');
   schedulePoll(gen);
+}
+
+// startOrAsk starts a trace, or, when the movie has stored results, first
+// asks whether to replace them (views/retrace.js shows the question).
+export async function startOrAsk(f) {
+  if (tracedOf(state.movie) > 0 || state.frames.length > 0) {
+    commit({ retraceAsk: f });
+    focusEl('#retrace-yes');
+    return;
+  }
+  await startTrace(f);
+}
+
+// answerRetrace: replace the results (start the retrace asked for) or keep
+// them.
+export async function answerRetrace(yes) {
+  const f = state.retraceAsk;
+  commit({ retraceAsk: null });
+  if (!f) return;
+  if (yes) { await startTrace(f); return; }
+  say('Retrace cancelled: the results are kept.', 'info');
+  focusEl('#start-trace');
 }
 
 // cancelTrace stops this user's running trace; the frames it traced are

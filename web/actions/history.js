@@ -4,15 +4,31 @@
 
 import { state, commit } from '../state.js';
 import { api, moviePath } from '../api.js';
+import { historyKey } from '../facts.js';
 
 const PAGE = 10;
+const REFRESH_POLLS = 10; // the stream writes the audit item within seconds
 let refreshPolls = 0; // polls left during which the first page is reloaded
+let seenKey = null;   // historyKey of the movie as last seen
 
-export function resetHistory() { refreshPolls = 0; }
+export function resetHistory() { refreshPolls = 0; seenKey = null; }
+
+// watchHistory is a reaction (subscribed beside the views): whenever what
+// the history shows may have changed (a trace started or ended, a cancel
+// was settled, the calibration changed), by this page or another one, the
+// first page is reloaded for the next polls: the history is live while the
+// movie is open, not only after reopening it.
+export function watchHistory(s) {
+  if (!s.movie) return;
+  const k = historyKey(s.movie);
+  if (k === seenKey) return;
+  if (seenKey !== null) refreshPolls = REFRESH_POLLS;
+  seenKey = k;
+}
 
 // historyChanged: the movie changed; its audit events follow shortly (the
 // stream processor writes them), so reload for the next few polls.
-export function historyChanged() { refreshPolls = 5; }
+export function historyChanged() { refreshPolls = REFRESH_POLLS; }
 
 export function historyDue() {
   if (refreshPolls <= 0) return false;

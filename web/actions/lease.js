@@ -19,7 +19,8 @@ export async function acquire(gen) {
   const lease = await api('POST', moviePath(state.movieId) + '/analysis-lease');
   if (gen !== state.generation) { releaseBeacon(state.movieId, lease.leaseId); return null; }
   const leaseSeconds = lease.leaseSeconds || 900;
-  commit({ leaseId: lease.leaseId, leaseSeconds, leaseExpiresAt: lease.expiresAt, leaseStartedAt: '', lostLease: false });
+  commit({ leaseId: lease.leaseId, leaseSeconds, leaseExpiresAt: lease.expiresAt, leaseStartedAt: '', lostLease: false,
+    idleSeconds: lease.idleSeconds || 600, idleAsk: null, notifyFree: false });
   stopHeartbeat();
   heartbeatTimer = setInterval(() => heartbeat(gen), Math.max(1, leaseSeconds / 3) * 1000);
   return lease;

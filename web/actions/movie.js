@@ -7,7 +7,7 @@ import { state, commit, analysisFields } from '../state.js';
 import { say, focusEl, clearFieldErrors } from '../dom.js';
 import { api, APIError, moviePath, errorText } from '../api.js';
 import { STATUS, LOCK, CODE } from '../constants.js';
-import { notReady } from '../facts.js';
+import { notReady, framesKeyOf } from '../facts.js';
 import { acquire, heartbeat, stopHeartbeat, release } from './lease.js';
 import { loadFrames } from './frames.js';
 import { loadHistory, resetHistory, historyChanged, historyDue } from './history.js';
@@ -92,7 +92,7 @@ export async function loadMovie(gen, { atStart } = {}) {
   commit({ movie: m, frame });
   checkLease(gen, m);
   // (Re)load the results whenever the stored frames may have changed.
-  const key = m.status + '/' + (m.lastJob ? m.lastJob.jobId : '');
+  const key = framesKeyOf(m);
   if (m.status !== STATUS.TRACING && key !== state.framesKey) await loadFrames(gen, key);
   if (((was && was.status === STATUS.TRACING) || state.startedTrace) && m.status !== STATUS.TRACING) traceFinished(gen, m);
   if (was && was.status !== m.status) historyChanged();

@@ -8,6 +8,8 @@ import { setUser } from '../actions/nav.js';
 
 export function render(s) {
   show($('#identity-form'), signInMode() === 'dev');
+  // The footer names the local development stack only where it runs.
+  show($('#footer-local'), signInMode() === 'dev');
   $('#identity-current').textContent = s.user ? 'signed in as ' + s.user.name : 'no name chosen';
   if (s.user && document.activeElement !== $('#identity-name') && $('#identity-name').dataset.shown !== s.user.name) {
     $('#identity-name').value = s.user.name;

@@ -3,7 +3,7 @@
 
 import { $, show, setText, timeEl, plural, replaceIfChanged } from '../dom.js';
 import { STATUS } from '../constants.js';
-import { editable, jobRange } from '../facts.js';
+import { editable, jobRange, traced, storedText, staleText } from '../facts.js';
 
 export function render(s) {
   const m = s.movie;
@@ -14,12 +14,18 @@ export function render(s) {
   const by = job.yours ? 'you' : job.userName;
   const range = jobRange(s, job);
   const frames = range ? plural(job.frames, 'frame') + ' (frames ' + range.first + ' to ' + range.last + ')' : plural(job.frames, 'frame');
+  const t = traced(s);
   let what;
   if (job.status === STATUS.TRACED) what = 'Complete: ' + frames + ' traced by ' + by + ', finished ';
-  else if (job.status === STATUS.TRACING_CANCELLED) what = 'Cancelled: the trace ' + by + ' started was stopped; the frames it had traced are kept (see Results), and the next trace traces them again. Stopped at ';
+  else if (job.status === STATUS.TRACING_CANCELLED) what = 'Cancelled: the trace ' + by + ' started traced ' + (job.frames ? frames : 'no frames') + ' before it was stopped at ';
   else what = 'Failed: the trace ' + by + ' started saved ' + (job.frames ? frames : 'no frames') + ' before it stopped, at ';
-  replaceIfChanged($('#last-job'), [what, timeEl(job.finishedAt), '.']);
+  // The movie's count, the same in every panel (facts.traced): a partial
+  // retrace or a cancel keeps frames of earlier traces.
+  const kept = job.status === STATUS.TRACED && t.count === job.frames ? '' : ' The movie has ' + storedText(t, 'stored') + (job.status === STATUS.TRACED ? '' : '; the next trace traces the frames after them again') + '.';
+  const stale = staleText(m);
+  replaceIfChanged($('#last-job'), [what, timeEl(job.finishedAt), '.' + kept + (stale ? ' ' + stale : '')]);
   $('#last-job').dataset.status = job.status;
+  $('#last-job').dataset.frames = t.count;
   const failed = job.status === STATUS.TRACING_FAILED;
   const fs = $('#failure-summary');
   setText(fs, failed && job.failureSummary

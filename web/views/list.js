@@ -2,8 +2,8 @@
 'use strict';
 
 import { $, el, timeEl } from '../dom.js';
-import { LOCK } from '../constants.js';
-import { statusText, progressText } from '../facts.js';
+import { LOCK, STATUS } from '../constants.js';
+import { statusText, progressText, tracedOf } from '../facts.js';
 import { preparingText } from '../preparing.js';
 
 function lockCell(m) {
@@ -20,7 +20,7 @@ function row(m) {
   return el('tr', { dataset: { movieId: m.id } },
     el('th', { scope: 'row' }, m.title),
     el('td', { dataset: { testid: 'status-' + m.id, label: 'Status' } }, el('span', { className: 'status s-' + m.status }, preparingText(m) || statusText(m.status))),
-    el('td', { dataset: { testid: 'progress-' + m.id, label: 'Progress' } }, progressText(m)),
+    el('td', { dataset: { testid: 'progress-' + m.id, label: 'Progress', frames: m.status === STATUS.TRACING ? '' : tracedOf(m) } }, progressText(m)),
     el('td', { dataset: { label: 'Lock' } }, lockCell(m)),
     el('td', {}, el('a', { href: '#/movies/' + encodeURIComponent(m.id), className: 'button', dataset: { testid: 'analyze-' + m.id },
       'aria-label': 'Analyze ' + m.title }, 'Analyze')));

@@ -15,7 +15,17 @@ const pct = (v) => Math.round(v * 1000) / 10;
 // selectedOf: the selected marker's id, if it still exists.
 const selectedOf = (s) => ((s.movie && s.movie.markers) || []).some((mk) => mk.id === s.selected) ? s.selected : null;
 
+// touch: a phone or tablet without a keyboard: the hints name taps and the
+// buttons, not keys.
+const touch = () => window.matchMedia('(pointer: coarse)').matches && !window.matchMedia('(any-pointer: fine)').matches;
+
 function hint(can, selected) {
+  if (touch()) {
+    if (!can) return 'The ◀ and ▶ buttons step one frame back and forward.';
+    return selected
+      ? 'Tap the frame to move the selected marker there, or edit its x and y in the list. The ◀ and ▶ buttons step frames.'
+      : 'Tap the frame to place a marker; the ◀ and ▶ buttons step frames.';
+  }
   if (!can) return 'Keys: , and . step one frame back and forward.';
   return selected
     ? 'Arrow keys move the selected marker (Shift: farther), Delete removes it, Escape deselects. , and . step frames.'

@@ -4,7 +4,7 @@
 
 import { $, el, setText, plural } from '../dom.js';
 import { state } from '../state.js';
-import { downloadHolds, timecode, isLost } from '../facts.js';
+import { downloadHolds, timecode, isLost, traced, replacing, staleText } from '../facts.js';
 import { download } from '../actions/download.js';
 
 const TABLE_ROWS = 2000;
@@ -12,15 +12,26 @@ const TABLE_ROWS = 2000;
 export function render(s) {
   const r = $('#results');
   const fs = s.frames;
-  setText(r, fs.length
+  const t = traced(s);
+  // During a retrace the loaded frames are the earlier trace's, being
+  // replaced from the new plan's start: not the current results.
+  const state_ = replacing(s) ? 'replacing' : s.movie && s.movie.resultsStale ? 'stale' : 'current';
+  let text = fs.length
     ? plural(fs.length, 'traced frame') + ' loaded (frames ' + fs[0].frame + ' to ' + fs[fs.length - 1].frame + ').'
-    : 'No traced frames yet.');
+    : 'No traced frames yet.';
+  if (state_ === 'replacing') text = 'Being replaced: a trace is running; these ' + plural(fs.length, 'frame') + ' (frames ' + fs[0].frame + ' to ' + fs[fs.length - 1].frame + ') are the earlier results, replaced as it goes.';
+  else if (state_ === 'stale') text += ' ' + staleText(s.movie);
+  setText(r, text);
   r.dataset.count = fs.length;
+  r.dataset.frames = t.count;
+  r.dataset.state = state_;
+  $('#results-panel').dataset.state = state_;
   if (!s.movie) { $('#results-table').replaceChildren(); $('#results-table').dataset.key = ''; }
   if ($('#results-details').open) renderTable(s);
   const holds = downloadHolds(s);
   setText($('#downloads-note'), holds.note);
   $('#downloads-note').dataset.holds = holds.kind;
+  $('#downloads-note').dataset.frames = holds.frames == null ? '' : holds.frames;
   for (const id of ['download-json', 'download-csv']) $('#' + id).disabled = holds.kind === 'none';
   setText($('#download-json'), holds.label + ' (JSON)');
   setText($('#download-csv'), holds.label + ' (CSV)');

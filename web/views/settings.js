@@ -6,7 +6,7 @@
 import { $, say, fieldError, clearFieldErrors, setText } from '../dom.js';
 import { state } from '../state.js';
 import { editable, invalidText } from '../facts.js';
-import { markDirty, saveSettings, startTrace } from '../actions/edit.js';
+import { markDirty, saveSettings, startOrAsk } from '../actions/edit.js';
 
 const FIELDS = ['trim-start', 'trim-end', 'capture-interval', 'from-frame'];
 let filledFor = null; // the movie the form was last filled for
@@ -93,5 +93,5 @@ $('#settings-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   if (!editable(state)) return;
   const f = readForm();
-  if (f) await startTrace(f);
+  if (f) await startOrAsk(f);
 });

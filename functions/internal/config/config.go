@@ -42,6 +42,10 @@ type Config struct {
 	// MaxUploadBytes is the largest movie file accepted (MOVIE_MAX_BYTES);
 	// 0 means the API's default.
 	MaxUploadBytes int64
+	// EditIdle is how long an editor may go without an edit before the page
+	// asks "Still editing?" and then releases the lock (EDIT_IDLE_SECONDS);
+	// 0 means the API's default.
+	EditIdle time.Duration
 }
 
 // Environment variable names: see package envvar, the one list the CDK
@@ -78,6 +82,13 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 			return Config{}, fmt.Errorf("config: %s=%q must be 1-86400 seconds", envvar.LeaseSeconds, v)
 		}
 		c.LeaseDuration = time.Duration(n) * time.Second
+	}
+	if v := getenv(envvar.EditIdleSeconds); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 24*3600 {
+			return Config{}, fmt.Errorf("config: %s=%q must be 1-86400 seconds", envvar.EditIdleSeconds, v)
+		}
+		c.EditIdle = time.Duration(n) * time.Second
 	}
 	if v := getenv(envvar.LogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

@@ -17,37 +17,42 @@ import (
 
 // attributes maps every domain field a rule may name to its attribute path.
 var attributes = map[domain.Field]string{
-	domain.FieldID:               schema.AttrMovieID,
-	domain.FieldFrameCount:       schema.AttrFrameCount,
-	domain.FieldStatus:           schema.AttrStatus,
-	domain.FieldMarkers:          schema.AttrMarkers,
-	domain.FieldTrimStart:        schema.AttrTrimStart,
-	domain.FieldTrimEnd:          schema.AttrTrimEnd,
-	domain.FieldCaptureInterval:  schema.AttrCaptureInterval,
-	domain.FieldFramesWritten:    schema.AttrFramesWritten,
-	domain.FieldTotalFrames:      schema.AttrTotalFrames,
-	domain.FieldCleanBefore:      schema.AttrCleanBefore,
-	domain.FieldLastJob:          schema.AttrLastJob,
-	domain.FieldVersion:          schema.AttrVersion,
-	domain.FieldUpdatedAt:        schema.AttrUpdatedAt,
-	domain.FieldLease:            schema.AttrLease,
-	domain.FieldLeaseKind:        schema.AttrLeaseKind,
-	domain.FieldLeaseID:          schema.AttrLeaseID,
-	domain.FieldLeaseUserID:      schema.AttrLeaseUserID,
-	domain.FieldLeaseHeartbeatAt: schema.AttrLeaseHeartbeatAt,
-	domain.FieldLeaseExpiresAt:   schema.AttrLeaseExpiresAt,
-	domain.FieldLeaseClaimed:     schema.AttrLeaseClaimed,
-	domain.FieldLeaseClaimToken:  schema.AttrLeaseClaimToken,
-	domain.FieldLastJobID:        schema.AttrLastJobID,
-	domain.FieldLastJobStatus:    schema.AttrLastJobStatus,
-	domain.FieldLastJobSummary:   schema.AttrLastJobSummary,
-	domain.FieldLeaseSegment:     schema.AttrLeaseSegment,
-	domain.FieldLeasePlanFrom:    schema.AttrLeasePlanFrom,
-	domain.FieldFrameRate:        schema.AttrFrameRate,
-	domain.FieldVideo:            schema.AttrVideo,
-	domain.FieldIngestFailure:    schema.AttrIngestFailure,
-	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
-	domain.FieldCalibration:      schema.AttrCalibration,
+	domain.FieldID:                schema.AttrMovieID,
+	domain.FieldFrameCount:        schema.AttrFrameCount,
+	domain.FieldStatus:            schema.AttrStatus,
+	domain.FieldMarkers:           schema.AttrMarkers,
+	domain.FieldTrimStart:         schema.AttrTrimStart,
+	domain.FieldTrimEnd:           schema.AttrTrimEnd,
+	domain.FieldCaptureInterval:   schema.AttrCaptureInterval,
+	domain.FieldFramesWritten:     schema.AttrFramesWritten,
+	domain.FieldTotalFrames:       schema.AttrTotalFrames,
+	domain.FieldCleanBefore:       schema.AttrCleanBefore,
+	domain.FieldLastJob:           schema.AttrLastJob,
+	domain.FieldVersion:           schema.AttrVersion,
+	domain.FieldUpdatedAt:         schema.AttrUpdatedAt,
+	domain.FieldLease:             schema.AttrLease,
+	domain.FieldLeaseKind:         schema.AttrLeaseKind,
+	domain.FieldLeaseID:           schema.AttrLeaseID,
+	domain.FieldLeaseUserID:       schema.AttrLeaseUserID,
+	domain.FieldLeaseHeartbeatAt:  schema.AttrLeaseHeartbeatAt,
+	domain.FieldLeaseExpiresAt:    schema.AttrLeaseExpiresAt,
+	domain.FieldLeaseClaimed:      schema.AttrLeaseClaimed,
+	domain.FieldLeaseClaimToken:   schema.AttrLeaseClaimToken,
+	domain.FieldLastJobID:         schema.AttrLastJobID,
+	domain.FieldLastJobStatus:     schema.AttrLastJobStatus,
+	domain.FieldLastJobSummary:    schema.AttrLastJobSummary,
+	domain.FieldLeaseSegment:      schema.AttrLeaseSegment,
+	domain.FieldLeasePlanFrom:     schema.AttrLeasePlanFrom,
+	domain.FieldFrameRate:         schema.AttrFrameRate,
+	domain.FieldVideo:             schema.AttrVideo,
+	domain.FieldIngestFailure:     schema.AttrIngestFailure,
+	domain.FieldUploadExpiresAt:   schema.AttrUploadExpiresAt,
+	domain.FieldCalibration:       schema.AttrCalibration,
+	domain.FieldKeptFrames:        schema.AttrKeptFrames,
+	domain.FieldSettingsChangedAt: schema.AttrSettingsChangedAt,
+	domain.FieldLastJobFrames:     schema.AttrLastJobFrames,
+	domain.FieldLeaseEditedAt:     schema.AttrLeaseEditedAt,
+	domain.FieldLeaseReleaseAsk:   schema.AttrLeaseReleaseAsk,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -82,6 +87,8 @@ func stored(v any) any {
 		return schema.NewVideoItem(v)
 	case domain.Calibration:
 		return schema.NewCalibrationItem(v)
+	case domain.ReleaseAsk:
+		return schema.NewReleaseAskItem(v)
 	}
 	return v
 }

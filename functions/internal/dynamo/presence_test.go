@@ -31,6 +31,8 @@ func TestPresenceIsTheDomains(t *testing.T) {
 	full := zero
 	l, j := *zero.Lease, *zero.LastJob
 	l.Segment, l.ClaimToken, l.Claimed = 2, strings.Repeat("c", 32), true
+	l.EditedAt, l.ReleaseAsk = t0, &domain.ReleaseAsk{UserName: "Bob", At: t0}
+	full.SettingsChangedAt, full.KeptFrames = t0, 3
 	j.FailureSummary = "it failed"
 	full.Lease, full.LastJob, full.IngestFailure = &l, &j, "not a video"
 	full.Calibration = &domain.Calibration{Line: domain.Line{X2: 0.5}, Length: 1, Unit: domain.UnitMetre}

@@ -34,6 +34,12 @@ func TestCancelTrace(t *testing.T) {
 			if d.Status != domain.StatusCancelled || d.Lock != nil || d.LastJob == nil || d.LastJob.Status != domain.StatusCancelled || !d.LastJob.Yours {
 				t.Fatalf("after the cancel: %+v (last job %+v)", d, d.LastJob)
 			}
+			// The job published no progress before the cancel, yet wrote a
+			// frame: the cancel counts and records it (issue 25: the list
+			// said 417 frames while 601 were stored).
+			if d.TracedFrames != 1 || d.LastJob.Frames != 1 || d.Progress.FramesWritten != 1 {
+				t.Fatalf("after the cancel: %d traced frames, the job %d, progress %+v; want the 1 frame stored", d.TracedFrames, d.LastJob.Frames, d.Progress)
+			}
 			// The worker's next fenced write is refused: it stops.
 			if _, err := a.fx.movies.Commit(context.Background(), id, domain.RenewJob{
 				JobFence: domain.JobFence{JobID: job.ID, Now: a.clock.Now()}, Duration: leaseDuration, FramesWritten: 2}); domain.ErrorCode(err) != domain.CodeLeaseLost {

@@ -41,6 +41,10 @@ type Config struct {
 	Now func() time.Time
 	// LeaseDuration is the renewable lease length (LEASE_SECONDS).
 	LeaseDuration time.Duration
+	// EditIdle is how long the page lets an editor go without an edit
+	// before it asks "Still editing?" (EDIT_IDLE_SECONDS; default
+	// DefaultEditIdle). The lease grant tells the page.
+	EditIdle time.Duration
 	// Logger receives one JSON line per request.
 	Logger *slog.Logger
 	// NewID mints lease and job IDs; token.New when nil.
@@ -72,6 +76,10 @@ type Handler struct {
 	mux      *http.ServeMux
 	patterns []string // every route's pattern, in registration order
 }
+
+// DefaultEditIdle is how long an editor may go without an edit before the
+// page asks "Still editing?".
+const DefaultEditIdle = 10 * time.Minute
 
 // MaxBodyBytes bounds every request body.
 const MaxBodyBytes = 64 << 10
@@ -108,6 +116,9 @@ func New(c Config) (*Handler, error) {
 	}
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if c.EditIdle <= 0 {
+		c.EditIdle = DefaultEditIdle
 	}
 	if c.UploadExpiry == 0 {
 		c.UploadExpiry = DefaultUploadExpiry
@@ -156,6 +167,7 @@ func (h *Handler) routes() {
 	h.handle("PUT /movies/{id}/analysis-lease", identityRequired, h.heartbeat)
 	h.handle("DELETE /movies/{id}/analysis-lease", identityRequired, h.release)
 	h.handle("POST /movies/{id}/analysis-lease/release", identityOptional, h.releaseBeacon)
+	h.handle("POST /movies/{id}/analysis-lease/release-request", identityRequired, h.askRelease)
 	h.handle("PUT /movies/{id}/markers", identityRequired, h.editMarkers)
 	h.handle("PUT /movies/{id}/trim", identityRequired, h.editTrim)
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)

@@ -157,6 +157,11 @@ func historyEvent(it schema.AuditItem, caller domain.User) (HistoryEvent, bool) 
 	if it.TrimEnd > 0 {
 		e.Settings = &HistorySettings{Trim: TrimView{Start: it.TrimStart, End: it.TrimEnd}, CaptureInterval: max(it.CaptureInterval, 1)}
 	}
+	if typ == "started" && it.LastFrame > 0 && it.LastFrame >= it.FirstFrame {
+		// The frames the trace was planned to trace (events.Derive).
+		first, last := it.FirstFrame, it.LastFrame
+		e.FirstFrame, e.LastFrame = &first, &last
+	}
 	if typ != "started" {
 		n := it.Frames
 		e.Frames = &n

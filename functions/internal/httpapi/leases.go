@@ -21,7 +21,21 @@ func (h *Handler) openAnalysis(w http.ResponseWriter, r *http.Request, c call) e
 		LeaseID:      leaseID,
 		ExpiresAt:    formatTime(m.Lease.ExpiresAt),
 		LeaseSeconds: int(h.cfg.LeaseDuration.Seconds()),
+		IdleSeconds:  int(h.cfg.EditIdle.Seconds()),
 	})
+}
+
+// POST /movies/{id}/analysis-lease/release-request: a viewer asks the
+// editor to release the movie (domain.AskRelease). No body, no lease ID:
+// the request names the asker only. 200 with the metadata, whose lock shows
+// the request to everyone, the editor included. Like the cancel, it reads
+// no body.
+func (h *Handler) askRelease(w http.ResponseWriter, r *http.Request, c call) error {
+	m, err := h.cfg.Movies.Commit(r.Context(), c.movieID, domain.AskRelease{User: c.user, Now: c.now})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, detail(m, c.now, c.user))
 }
 
 // PUT /movies/{id}/analysis-lease: heartbeat, bound (like the edits) to the

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -56,5 +59,55 @@ func (h *Handler) cancelTrace(w http.ResponseWriter, r *http.Request, c call) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, detail(done, c.now, c.user))
+	return writeJSON(w, http.StatusOK, detail(h.settleCancel(r.Context(), c, done, *job), c.now, c.user))
 }
+
+// settleCancel records how many frames the cancelled job really wrote
+// (domain.SettleCancel): the cancel recorded its last published progress,
+// and the job may have written frames since. Now that the cancel committed
+// no frame of the job can land, so counting the job's stored frames gives
+// the final number, and the list, Last trace, Results, History and a
+// download agree. It is best effort: on any failure the cancel stands with
+// the published progress (logged), and done is answered.
+func (h *Handler) settleCancel(ctx context.Context, c call, done domain.Movie, job domain.Lease) domain.Movie {
+	stored, mine, err := h.countFrames(ctx, c.movieID, job.ID)
+	if err == nil && done.LastJob != nil && done.LastJob.Frames == mine && done.KeptFrames == stored-mine {
+		return done
+	}
+	if err == nil {
+		var settled domain.Movie
+		settled, err = h.cfg.Movies.Commit(ctx, c.movieID, domain.SettleCancel{JobID: job.ID, Frames: mine, Kept: stored - mine, Now: h.cfg.Now()})
+		if err == nil {
+			return settled
+		}
+	}
+	h.cfg.Logger.WarnContext(ctx, "cancelled trace's frame count not settled", slog.String("movieId", c.movieID), slog.String("error", err.Error()))
+	return done
+}
+
+// countFrames counts the movie's stored frames, and those of them the job
+// wrote. A job cancelled before it began cleared nothing, so every stored
+// frame is counted, not only those from the job's plan on.
+func (h *Handler) countFrames(ctx context.Context, movieID, jobID string) (stored, mine int, err error) {
+	from := 0
+	for range domain.MaxFrameCount/settlePage + 2 {
+		page, next, err := h.cfg.Frames.Page(ctx, movieID, from, settlePage)
+		if err != nil {
+			return 0, 0, err
+		}
+		stored += len(page)
+		for _, f := range page {
+			if f.JobID == jobID {
+				mine++
+			}
+		}
+		if next == nil {
+			return stored, mine, nil
+		}
+		from = *next
+	}
+	return 0, 0, errors.New("cancel: too many frame pages")
+}
+
+// settlePage is the page size settleCancel reads frames in.
+const settlePage = 1000

@@ -23,13 +23,24 @@ type HolderView struct {
 	Kind      domain.LeaseKind `json:"kind"`
 	UserName  string           `json:"userName"`
 	StartedAt string           `json:"startedAt"`
-	// LastActiveAt is the holder's last heartbeat (or trace progress), and
-	// ExpiresAt when the lease lapses unless renewed. Absent in problems.
+	// LastActiveAt is the editor's last edit (the lock's start before the
+	// first) or a trace's last progress, and ExpiresAt when the lease lapses
+	// unless renewed. Heartbeats are not activity: an open, idle tab is not
+	// "active". Absent in problems.
 	LastActiveAt string `json:"lastActiveAt,omitempty"`
 	ExpiresAt    string `json:"expiresAt,omitempty"`
+	// ReleaseAsk is a viewer's request that the editor release the movie
+	// (absent: none).
+	ReleaseAsk *ReleaseAskView `json:"releaseAsk,omitempty"`
 	// Yours is true when the caller is the holder (another tab of theirs, or
 	// the trace they started). Absent in problems.
 	Yours bool `json:"yours,omitempty"`
+}
+
+// ReleaseAskView is who asked the editor to release the movie, and when.
+type ReleaseAskView struct {
+	UserName string `json:"userName"`
+	At       string `json:"at"`
 }
 
 func holderView(h domain.Holder) HolderView {
@@ -44,8 +55,18 @@ func liveHolder(m domain.Movie, now time.Time, caller domain.User) *HolderView {
 	}
 	v := holderView(*h)
 	if l := m.LiveLease(now); l != nil {
-		v.LastActiveAt = formatTime(l.HeartbeatAt)
+		active := l.HeartbeatAt // a trace's heartbeat is its progress
+		if l.Kind == domain.LeaseAnalysis {
+			active = l.AcquiredAt
+			if l.EditedAt.After(active) {
+				active = l.EditedAt
+			}
+		}
+		v.LastActiveAt = formatTime(active)
 		v.ExpiresAt = formatTime(l.ExpiresAt)
+		if a := l.ReleaseAsk; a != nil && l.Kind == domain.LeaseAnalysis {
+			v.ReleaseAsk = &ReleaseAskView{UserName: a.UserName, At: formatTime(a.At)}
+		}
 	}
 	v.Yours = caller.ID != "" && h.UserID == caller.ID
 	return &v
@@ -68,6 +89,10 @@ type MovieSummary struct {
 	// FrameCount is the movie's length, so that a list can say how much of
 	// the movie (not only of the last trace) is traced.
 	FrameCount int `json:"frameCount"`
+	// TracedFrames is how many traced frames the movie stores
+	// (domain.Movie.TracedFrames): what GET /movies/{id}/frames returns
+	// and a download holds. Every sentence about frames starts from it.
+	TracedFrames int `json:"tracedFrames"`
 }
 
 // MovieList is GET /movies.
@@ -105,18 +130,22 @@ type JobView struct {
 
 // MovieDetail is GET /movies/{id} and the 200 of every edit.
 type MovieDetail struct {
-	ID              string        `json:"id"`
-	Title           string        `json:"title"`
-	Status          domain.Status `json:"status"`
-	Progress        ProgressView  `json:"progress"`
-	Lock            *HolderView   `json:"lock"`
-	FrameCount      int           `json:"frameCount"`
-	FrameRate       float64       `json:"frameRate"`
-	Markers         []MarkerView  `json:"markers"`
-	Trim            TrimView      `json:"trim"`
-	CaptureInterval int           `json:"captureInterval"`
-	LastJob         *JobView      `json:"lastJob"`
-	Version         int64         `json:"version"`
+	ID           string        `json:"id"`
+	Title        string        `json:"title"`
+	Status       domain.Status `json:"status"`
+	Progress     ProgressView  `json:"progress"`
+	Lock         *HolderView   `json:"lock"`
+	FrameCount   int           `json:"frameCount"`
+	TracedFrames int           `json:"tracedFrames"`
+	// ResultsStale: the markers, trim or capture interval changed after the
+	// last trace started (domain.Movie.ResultsStale).
+	ResultsStale    bool         `json:"resultsStale"`
+	FrameRate       float64      `json:"frameRate"`
+	Markers         []MarkerView `json:"markers"`
+	Trim            TrimView     `json:"trim"`
+	CaptureInterval int          `json:"captureInterval"`
+	LastJob         *JobView     `json:"lastJob"`
+	Version         int64        `json:"version"`
 	// Video is what the ingest probed; null until the movie is ready.
 	Video *VideoView `json:"video"`
 	// Upload is the file the movie was created for (absent for movies
@@ -168,9 +197,10 @@ func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
 	v := m.View(now)
 	return MovieSummary{
 		ID: m.ID, Title: m.Title, Status: v.Status,
-		Progress:   ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
-		Lock:       liveHolder(m, now, caller),
-		FrameCount: m.FrameCount,
+		Progress:     ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
+		Lock:         liveHolder(m, now, caller),
+		FrameCount:   m.FrameCount,
+		TracedFrames: m.TracedFrames(),
 	}
 }
 
@@ -181,6 +211,8 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		Progress:        ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
 		Lock:            liveHolder(m, now, caller),
 		FrameCount:      m.FrameCount,
+		TracedFrames:    m.TracedFrames(),
+		ResultsStale:    m.ResultsStale(),
 		FrameRate:       m.FrameRate,
 		Markers:         make([]MarkerView, len(m.Settings.Markers)),
 		Trim:            TrimView{Start: m.Settings.Trim.Start, End: m.Settings.Trim.End},
@@ -211,6 +243,9 @@ type LeaseGrant struct {
 	LeaseID      string `json:"leaseId"`
 	ExpiresAt    string `json:"expiresAt"`
 	LeaseSeconds int    `json:"leaseSeconds"`
+	// IdleSeconds is how long the page lets its editor go without an edit
+	// before it asks "Still editing?" (and releases if nobody answers).
+	IdleSeconds int `json:"idleSeconds"`
 }
 
 // LeaseRenewal is the 200 of a heartbeat.

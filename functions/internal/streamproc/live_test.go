@@ -41,7 +41,7 @@ func TestLiveTraceLifecycle(t *testing.T) {
 	startedKey := id + " " + job + "#" + string(events.TracingStarted)
 	wantStarted := schema.AuditItem{MovieID: id, EventKey: job + "#movie.tracing.started", Type: "movie.tracing.started",
 		JobID: job, UserID: alice.ID, UserName: alice.Name, OccurredAt: "2026-12-02T12:03:00.000Z", FromFrame: 10, Version: m.Version,
-		TrimEnd: 300, CaptureInterval: 2}
+		TrimEnd: 300, CaptureInterval: 2, FirstFrame: 0, LastFrame: 298} // its plan: frames 0 to 298 (nothing was clean below 10)
 	wantStarted.HistoryKey = wantStarted.Position().IndexKey()
 	if len(audit) != 1 || audit[startedKey] != wantStarted {
 		t.Fatalf("audit %+v, want only %+v", audit, wantStarted)

@@ -44,6 +44,7 @@ func API(cfg config.Config, clients awsclients.Clients, files *s3store.Store, au
 		Auth:           auth,
 		Now:            time.Now,
 		LeaseDuration:  cfg.LeaseDuration,
+		EditIdle:       cfg.EditIdle,
 		Logger:         log,
 		Files:          files,
 		Images:         images,

@@ -143,7 +143,7 @@ func (r *run) work(ctx context.Context) error {
 	// The plan goes on the row before any frame is touched: CleanBefore drops
 	// to ClearFrom, so if this job dies, the next trace retraces its frames.
 	if _, err := r.fenced(ctx, func(f domain.JobFence) domain.Command {
-		return domain.BeginTrace{JobFence: f, Duration: r.w.o.LeaseDuration, CleanBefore: r.plan.ClearFrom, TotalFrames: r.plan.Frames, PlanFrom: r.plan.From}
+		return domain.BeginTrace{JobFence: f, Duration: r.w.o.LeaseDuration, CleanBefore: r.plan.ClearFrom, TotalFrames: r.plan.Frames, PlanFrom: r.plan.From, Kept: r.plan.Kept}
 	}); err != nil {
 		return err
 	}

@@ -213,7 +213,7 @@ func TestTwoBrowsersEditViewTraceAndReopen(t *testing.T) {
 	// The history: Alice's trace, its settings and what it traced.
 	bob.waitJS("the history shows Alice's completed trace", `[...document.querySelectorAll('[data-testid="history-item"][data-type="completed"]')]
 		.some(e => e.textContent.startsWith('Alice\u2019s trace completed at ') && e.textContent.endsWith(': `+fmt.Sprintf("%d frames (frames 0 to %d) traced.", wantFrames, lastFrame)+`'))`)
-	if got := bob.str(`document.querySelector('[data-testid="history-item"][data-type="started"]').textContent`); !strings.HasPrefix(got, "Alice started a trace at frame 0 at ") ||
+	if got := bob.str(`document.querySelector('[data-testid="history-item"][data-type="started"]').textContent`); !strings.HasPrefix(got, fmt.Sprintf("Alice started a trace of frames 0 to %d at ", lastFrame)) ||
 		!strings.HasSuffix(got, fmt.Sprintf("Settings: frames 0 to %d, every 2nd frame.", frameCount-1)) {
 		t.Errorf("the history's start: %q", got)
 	}

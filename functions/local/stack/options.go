@@ -33,6 +33,10 @@ type Options struct {
 	// domain.DefaultLeaseDuration, 15 min). Demos and tests make it short
 	// to see a crashed browser's lease expire.
 	LeaseDuration time.Duration
+	// EditIdle is how long the page lets an editor go without an edit
+	// before it asks "Still editing?" (default httpapi.DefaultEditIdle);
+	// tests make it short.
+	EditIdle time.Duration
 	// FrameDelay is how long the synthetic tracer takes per frame (default
 	// 40 ms), so that progress is visible; negative means none.
 	FrameDelay time.Duration

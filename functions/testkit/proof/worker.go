@@ -81,7 +81,7 @@ func (c *client) trace(d delivery) {
 	written := 0
 	if d.segment == 0 {
 		plan = domain.PlanTrace(m, job)
-		fenced(c.command(domain.BeginTrace{JobFence: fence(), Duration: lease, CleanBefore: plan.ClearFrom, TotalFrames: plan.Frames, PlanFrom: plan.From}))
+		fenced(c.command(domain.BeginTrace{JobFence: fence(), Duration: lease, CleanBefore: plan.ClearFrom, TotalFrames: plan.Frames, PlanFrom: plan.From, Kept: plan.Kept}))
 	} else {
 		p, err := domain.ResumePlan(m)
 		if err != nil {

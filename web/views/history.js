@@ -45,7 +45,7 @@ function item(e, s) {
     const r = jobRange(s, job);
     e = { ...e, frames: job.frames, firstFrame: r ? r.first : e.firstFrame, lastFrame: r ? r.last : e.lastFrame };
     const t = traced(s);
-    if (t.count !== job.frames || e.type !== EVENT.COMPLETED) tail = ' The movie has ' + storedText(t, 'stored') + '.';
+    if (t.count !== job.frames || e.type !== EVENT.COMPLETED) tail = ' In all, ' + storedText(t, 'stored') + '.';
   }
   const frames = e.frames != null ? plural(e.frames, 'frame') + rangeText(e) : '';
   let text;

@@ -21,7 +21,7 @@ export function render(s) {
   else what = 'Failed: the trace ' + by + ' started saved ' + (job.frames ? frames : 'no frames') + ' before it stopped, at ';
   // The movie's count, the same in every panel (facts.traced): a partial
   // retrace or a cancel keeps frames of earlier traces.
-  const kept = job.status === STATUS.TRACED && t.count === job.frames ? '' : ' The movie has ' + storedText(t, 'stored') + (job.status === STATUS.TRACED ? '' : '; the next trace traces the frames after them again') + '.';
+  const kept = job.status === STATUS.TRACED && t.count === job.frames ? '' : ' In all, ' + storedText(t, 'stored') + (job.status === STATUS.TRACED ? '' : '; the next trace traces the frames after them again') + '.';
   const stale = staleText(m);
   replaceIfChanged($('#last-job'), [what, timeEl(job.finishedAt), '.' + kept + (stale ? ' ' + stale : '')]);
   $('#last-job').dataset.status = job.status;

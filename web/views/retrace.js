@@ -10,7 +10,7 @@ export function render(s) {
   const f = s.retraceAsk;
   show($('#retrace-ask'), !!f);
   if (!f) return;
-  setText($('#retrace-ask-text'), 'The movie has ' + storedText(traced(s), 'stored') + '. Retracing from frame ' + f.from +
+  setText($('#retrace-ask-text'), 'In all, ' + storedText(traced(s), 'stored') + '. Retracing from frame ' + f.from +
     ' replaces them from that frame on (or from an earlier frame where they are not from a completed trace); frames before it stay.');
 }
 

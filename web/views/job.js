@@ -3,7 +3,7 @@
 
 import { $, show, setText, timeEl, plural, replaceIfChanged } from '../dom.js';
 import { STATUS } from '../constants.js';
-import { editable, jobRange, traced, storedText, staleText } from '../facts.js';
+import { editable, jobRange, restartText, traced, storedText, staleText } from '../facts.js';
 
 export function render(s) {
   const m = s.movie;
@@ -21,7 +21,7 @@ export function render(s) {
   else what = 'Failed: the trace ' + by + ' started saved ' + (job.frames ? frames : 'no frames') + ' before it stopped, at ';
   // The movie's count, the same in every panel (facts.traced): a partial
   // retrace or a cancel keeps frames of earlier traces.
-  const kept = job.status === STATUS.TRACED && t.count === job.frames ? '' : ' In all, ' + storedText(t, 'stored') + (job.status === STATUS.TRACED ? '' : '; the next trace traces the frames after them again') + '.';
+  const kept = job.status === STATUS.TRACED && t.count === job.frames ? '' : ' In all, ' + storedText(t, 'stored') + '.';
   const stale = staleText(m);
   replaceIfChanged($('#last-job'), [what, timeEl(job.finishedAt), '.' + kept + (stale ? ' ' + stale : '')]);
   $('#last-job').dataset.status = job.status;
@@ -34,8 +34,8 @@ export function render(s) {
   const next = $('#next-step');
   show(next, failed);
   if (failed) {
-    setText(next, editable(s)
-      ? 'What next: check the markers and settings, then choose Retrace to trace again; the frames of a failed trace are always traced again.'
-      : m.lock ? 'What next: once the movie is free, start editing and choose Retrace.' : 'What next: choose Start editing, then Retrace to trace again.');
+    setText(next, (editable(s)
+      ? 'What next: check the markers and settings, then choose Retrace. '
+      : m.lock ? 'What next: once the movie is free, start editing and choose Retrace. ' : 'What next: choose Start editing, then Retrace. ') + restartText(m));
   }
 }

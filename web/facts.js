@@ -67,13 +67,13 @@ export function progressText(m) {
   }
 }
 
-<<<<<<< HEAD
 // storedText is the sentence every panel ends with when it names the
 // movie's traced frames: "601 traced frames are kept (frames 0 to 600)".
 export function storedText(t, verb) {
   const range = t.count && t.first != null ? ' (frames ' + t.first + ' to ' + t.last + ')' : '';
   return plural(t.count, 'traced frame') + (t.count === 1 ? ' is ' : ' are ') + verb + range;
-=======
+}
+
 // startFrom is where Start at begins: after a trace that did not finish,
 // the frame a retrace resumes at (the API's restart, domain.RestartOf),
 // else the trim's start.
@@ -86,7 +86,6 @@ export function restartText(m) {
   if (r.resumes) return 'Retrace resumes at frame ' + r.resumeFrom + ' and keeps the frames before it (Start at is set to ' + r.resumeFrom + '; an earlier frame traces them again).';
   if (r.replaces) return 'Retrace traces the frames this trace saved again and replaces them (they were not checkpointed, or the markers or settings changed since).';
   return 'Retrace traces again.';
->>>>>>> main
 }
 
 // rateText is a frame rate as people write it: 29.97, 30, 23.98.

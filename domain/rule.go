@@ -58,6 +58,7 @@ const (
 	// FieldLastJobSummary is absent when the last job has no failure summary.
 	FieldLastJobSummary Field = "LastJob.FailureSummary"
 	FieldLeaseSegment   Field = "Lease.Segment"
+	FieldTitle          Field = "Title"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -67,7 +68,7 @@ var Fields = []Field{
 	FieldFramesWritten, FieldTotalFrames, FieldCleanBefore, FieldLastJob, FieldVersion, FieldUpdatedAt,
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
-	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
+	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration, FieldTitle,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

@@ -25,10 +25,11 @@ import (
 
 // The stores are what the handler needs.
 var (
-	_ httpapi.MovieStore   = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader  = (*dynamo.FrameStore)(nil)
-	_ httpapi.MovieFiles   = (*s3store.Store)(nil)
-	_ httpapi.MovieCatalog = (*dynamo.MovieStore)(nil)
+	_ httpapi.MovieStore     = (*dynamo.MovieStore)(nil)
+	_ httpapi.FrameReader    = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieFiles     = (*s3store.Store)(nil)
+	_ httpapi.MultipartFiles = (*s3store.Store)(nil)
+	_ httpapi.MovieCatalog   = (*dynamo.MovieStore)(nil)
 )
 
 func main() {
@@ -75,6 +76,8 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 		Files:          files,
 		Catalog:        movies,
 		MaxUploadBytes: cfg.MaxUploadBytes,
+		Multipart:      files,
+		PartBytes:      cfg.PartBytes,
 		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 		Metrics:        emf.New(os.Stdout, nil),
 	})

@@ -55,6 +55,7 @@ func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 		Movies: s.Movies, Frames: frames, History: dynamo.NewAuditReader(s.DynamoDB, s.Tables.Audit), Auth: auth, Now: time.Now,
 		LeaseDuration: opts.LeaseDuration, Logger: opts.Log.With("component", "api"),
 		Files: s.Files, Catalog: s.Movies, MaxUploadBytes: opts.MaxUploadBytes,
+		Multipart: s.Files, PartBytes: opts.PartBytes,
 	})
 	if err != nil {
 		return parts{}, fmt.Errorf("API handler: %w", err)

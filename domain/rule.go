@@ -77,6 +77,7 @@ const (
 	// FieldLeaseReleaseAsk is a viewer's request that the holder release the
 	// analysis lease (AskRelease; absent: none).
 	FieldLeaseReleaseAsk Field = "Lease.ReleaseAsk"
+	FieldTitle           Field = "Title"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -87,7 +88,7 @@ var Fields = []Field{
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
-	FieldLeasePlanFrom, FieldKeptFrames, FieldSettingsChangedAt, FieldLastJobFrames, FieldLeaseEditedAt,
+	FieldLeasePlanFrom, FieldTitle, FieldKeptFrames, FieldSettingsChangedAt, FieldLastJobFrames, FieldLeaseEditedAt,
 	FieldLeaseReleaseAsk,
 }
 

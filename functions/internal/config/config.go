@@ -49,6 +49,9 @@ type Config struct {
 	// asks "Still editing?" and then releases the lock (EDIT_IDLE_SECONDS);
 	// 0 means the API's default.
 	EditIdle time.Duration
+	// PartBytes is the part size of an upload in parts (MOVIE_PART_BYTES,
+	// 5 MiB to 5 GiB); 0 means the API's default.
+	PartBytes int64
 }
 
 // Environment variable names: see package envvar, the one list the CDK
@@ -79,6 +82,13 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 1 to 5 TiB", envvar.MaxUploadBytes, v)
 		}
 		c.MaxUploadBytes = n
+	}
+	if v := getenv(envvar.PartBytes); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < domain.MinPartBytes || n > 5<<30 {
+			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 5 MiB to 5 GiB", envvar.PartBytes, v)
+		}
+		c.PartBytes = n
 	}
 	if v := getenv(envvar.LeaseSeconds); v != "" {
 		n, err := strconv.Atoi(v)

@@ -53,6 +53,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldLastJobFrames:     schema.AttrLastJobFrames,
 	domain.FieldLeaseEditedAt:     schema.AttrLeaseEditedAt,
 	domain.FieldLeaseReleaseAsk:   schema.AttrLeaseReleaseAsk,
+	domain.FieldTitle:             schema.AttrTitle,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {

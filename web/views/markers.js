@@ -16,18 +16,14 @@ const pct = (v) => Math.round(v * 1000) / 10;
 // selectedOf: the selected marker's id, if it still exists.
 const selectedOf = (s) => ((s.movie && s.movie.markers) || []).some((mk) => mk.id === s.selected) ? s.selected : null;
 
-// touch: a phone or tablet without a keyboard: the hints name taps and the
-// buttons, not keys.
-const touch = () => window.matchMedia('(pointer: coarse)').matches && !window.matchMedia('(any-pointer: fine)').matches;
-
 const VIEW_KEYS = 'On the frame: Left and Right arrows step (Shift: 10 frames), Space plays, Home and End go to the ends, + and - zoom, 0 fits, Ctrl+arrows pan.';
 
+// A touch screen without a keyboard gets gestures, not keys.
+const touchOnly = () => window.matchMedia('(pointer: coarse)').matches && !window.matchMedia('(any-pointer: fine)').matches;
+
 function hint(can, selected) {
-  if (touch()) {
-    if (!can) return 'The \u25c0 and \u25b6 buttons step one frame back and forward; pinch to zoom.';
-    return selected
-      ? 'Tap the frame to move the selected marker there, or edit its x and y in the list. The \u25c0 and \u25b6 buttons step frames; pinch to zoom.'
-      : 'Tap the frame to place a marker; the \u25c0 and \u25b6 buttons step frames; pinch to zoom.';
+  if (touchOnly()) {
+    return (can ? 'Tap the frame to place a marker. ' : '') + 'Pinch to zoom, drag a zoomed frame to move it; the buttons below step and play.';
   }
   if (!can) return VIEW_KEYS + ' , and . step frames anywhere.';
   return selected

@@ -48,6 +48,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldIngestFailure:    schema.AttrIngestFailure,
 	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
 	domain.FieldCalibration:      schema.AttrCalibration,
+	domain.FieldKeys:             schema.AttrKeys,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -78,6 +79,8 @@ func stored(v any) any {
 		return schema.NewJobItem(v)
 	case []domain.Marker:
 		return schema.NewMarkerItems(v)
+	case []domain.Key:
+		return schema.NewKeyItems(v)
 	case domain.Video:
 		return schema.NewVideoItem(v)
 	case domain.Calibration:

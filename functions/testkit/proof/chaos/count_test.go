@@ -140,10 +140,15 @@ func (r *run) count() counts {
 			}
 		}
 	}
-	statuses := map[domain.Status]int{}
+	statuses, summaries := map[domain.Status]int{}, map[string]int{}
 	for id := range r.live {
-		statuses[rows[id].Status]++
+		m := rows[id]
+		statuses[m.Status]++
+		if m.Status == domain.StatusFailed && m.LastJob != nil {
+			summaries[m.LastJob.FailureSummary]++
+		}
 	}
+	c.note("failed traces' reasons: %v", summaries)
 	c.note("final statuses of the %d movies: %v", len(r.live), statuses)
 	if m, ok := rows[r.garbage]; !ok || m.Status != domain.StatusIngestFailed {
 		c.unsettled++

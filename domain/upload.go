@@ -75,6 +75,9 @@ type Upload struct {
 	SizeBytes   int64
 	// ExpiresAt: after it, an upload that has not arrived expires.
 	ExpiresAt time.Time
+	// AddedBy is who created the movie (empty for movies made before it
+	// was recorded).
+	AddedBy User
 }
 
 // CreateMovie creates a movie awaiting its upload. It is stored with a

@@ -49,6 +49,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
 	domain.FieldCalibration:      schema.AttrCalibration,
 	domain.FieldKeys:             schema.AttrKeys,
+	domain.FieldTitle:            schema.AttrTitle,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {

@@ -70,6 +70,10 @@ var garbageCases = func() []garbage {
 		bad422("markers: label too long", "PUT", m, markerBody(`{"id":"a","label":"`+strings.Repeat("x", 65)+`","x":0,"y":0}`), "markers[0].label"),
 		bad422("markers: control character in label", "PUT", m, markerBody(`{"id":"a","label":"bell\u0007","x":0,"y":0}`), "markers[0].label"),
 		bad422("markers: too many", "PUT", m, markerBody(many...), "markers"),
+		// The bound is reported before the item beyond it is read (issue 21,
+		// mutant httpapi-array-max): here that item is also a duplicate.
+		bad422("markers: too many, the extra one malformed", "PUT", m,
+			markerBody(append(many[:domain.MaxMarkers:domain.MaxMarkers], `{"id":"m0","x":0,"y":0}`)...), "markers"),
 		// trim
 		bad400("trim: start a string", "PUT", tr, `{"start":"0","end":10}`, "start"),
 		bad400("trim: start a fraction", "PUT", tr, `{"start":0.5,"end":10}`, "start"),
@@ -147,6 +151,7 @@ var garbageCases = func() []garbage {
 		bad400("frames: unknown parameter", "GET", "/frames?page=2", ``, "page"),
 		bad400("frames: from with a plus", "GET", "/frames?from=%2B1", ``, "from"),
 		bad422("frames: negative from", "GET", "/frames?from=-1", ``, "from"),
+		bad422("frames: from past the longest movie", "GET", fmt.Sprintf("/frames?from=%d", domain.MaxFrameCount), ``, "from"),
 		bad422("frames: limit too big", "GET", "/frames?limit=1001", ``, "limit"),
 		bad422("frames: unknown format", "GET", "/frames?format=xml", ``, "format"),
 		// history query

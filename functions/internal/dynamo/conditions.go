@@ -54,6 +54,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldLeaseEditedAt:     schema.AttrLeaseEditedAt,
 	domain.FieldLeaseReleaseAsk:   schema.AttrLeaseReleaseAsk,
 	domain.FieldTitle:             schema.AttrTitle,
+	domain.FieldKeys:              schema.AttrKeys,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {
@@ -84,6 +85,8 @@ func stored(v any) any {
 		return schema.NewJobItem(v)
 	case []domain.Marker:
 		return schema.NewMarkerItems(v)
+	case []domain.Key:
+		return schema.NewKeyItems(v)
 	case domain.Video:
 		return schema.NewVideoItem(v)
 	case domain.Calibration:

@@ -184,6 +184,7 @@ func (h *Handler) routes() {
 	h.handle("POST /movies/{id}/analysis-lease/release", identityOptional, h.releaseBeacon)
 	h.handle("POST /movies/{id}/analysis-lease/release-request", identityRequired, h.askRelease)
 	h.handle("PUT /movies/{id}/markers", identityRequired, h.editMarkers)
+	h.handle("PUT /movies/{id}/keys", identityRequired, h.correctPoint)
 	h.handle("PUT /movies/{id}/trim", identityRequired, h.editTrim)
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)
 	h.handle("PUT /movies/{id}/calibration", identityRequired, h.editCalibration)

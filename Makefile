@@ -291,6 +291,27 @@ FAULTS_RUNS     ?= 50
 # the sweeper; functions/testkit/proof/faults/segments_test.go; make test runs 1).
 SEGMENT_RUNS    ?= 20
 
+# `make chaos-run` is issue 20's "Done when" on its own: the local stack
+# (make run's) on DynamoDB Local behind a proxy losing CHAOS_SHARE of the
+# write answers after commit (and the S3 emulator behind one losing as many
+# delete and untag answers), CHAOS_UPLOADS uploads, traces, deletes and a
+# killed process (functions/testkit/proof/chaos), once with the SDK's retry
+# quota as in AWS (none) and once with it drained; its last line counts
+# ghost_movies, orphaned_objects, sources_at_risk, unsettled_movies and
+# unended_traces, each of which must be 0. `make proof` runs it too.
+CHAOS_SHARE   ?= 0.3
+CHAOS_UPLOADS ?= 6
+CHAOS_COUNTS  := $(CURDIR)/testoutput/chaos/counts.txt
+
+.PHONY: chaos-run
+chaos-run: withemulators ## The local stack behind a proxy losing CHAOS_SHARE (0.3) of DynamoDB write answers, killed half way; counts ghost movies, orphaned objects, sources at risk (each must be 0)
+	@mkdir -p $(dir $(CHAOS_COUNTS)) && rm -f $(CHAOS_COUNTS)
+	@status=0; \
+	$(WITHEMULATORS) -- env PROOF_CHAOS=1 PROOF_COUNTS=$(CHAOS_COUNTS) CHAOS_SHARE=$(CHAOS_SHARE) CHAOS_UPLOADS=$(CHAOS_UPLOADS) \
+		$(GO) test -count=1 -v -timeout 30m -run '^TestLossyDynamoDBRun' ./functions/testkit/proof/chaos || status=$$?; \
+	$(GO) run ./functions/tools/proofsum $(CHAOS_COUNTS) || { [ $$status -ne 0 ] || status=1; }; \
+	exit $$status
+
 .PHONY: proof
 proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=500 per command kind); the last line sums the counts
 	@mkdir -p $(dir $(PROOF_COUNTS)) && rm -f $(PROOF_COUNTS)
@@ -303,6 +324,7 @@ proof: withemulators ## Nightly proof suite (PROOF_HISTORIES=1000, RAPID_CHECKS=
 .PHONY: proof-suite
 proof-suite:
 	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_HISTORIES=$(PROOF_HISTORIES) FAULTS_RUNS=$(FAULTS_RUNS) SEGMENT_RUNS=$(SEGMENT_RUNS) \
+		PROOF_CHAOS=1 CHAOS_SHARE=$(CHAOS_SHARE) CHAOS_UPLOADS=$(CHAOS_UPLOADS) \
 		$(GO) test -count=1 -timeout $(PROOF_TIMEOUT) ./functions/testkit/proof/...
 	PROOF_COUNTS=$(PROOF_COUNTS) $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) -run '^(TestConditionsAgreeWithTheDomain|TestBoundaries)$$' \
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)

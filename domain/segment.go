@@ -142,7 +142,13 @@ func (c HandOffJob) Update() []Assignment {
 // ResumePlan is the plan of a handed-off job as its continuation finds it on
 // the row: it started FramesWritten capture intervals before the checkpoint
 // frame CleanBefore, ends at the trim's end and writes TotalFrames frames.
-// It fails if the row does not describe such a plan.
+// It fails if the row does not describe such a plan, or if that plan's
+// start disagrees with the one BeginTrace recorded on the job's lease
+// (Lease.PlanFrom): a continuation then fails visibly instead of tracing
+// a range its history would not state. A row written before PlanFrom was
+// recorded reads PlanFrom 0; its start is not cross-checked (a recorded
+// plan from frame 0 is indistinguishable from it, and always agrees when
+// the checkpoint says 0).
 func ResumePlan(m Movie) (TracePlan, error) {
 	s := m.Settings
 	interval := max(s.CaptureInterval, 1)
@@ -155,6 +161,10 @@ func ResumePlan(m Movie) (TracePlan, error) {
 	if from < s.Trim.Start || (from-s.Trim.Start)%interval != 0 || p.Frames != want || m.Progress.FramesWritten > p.Frames {
 		return TracePlan{}, fmt.Errorf("domain: the row's checkpoint (clean before %d, %d of %d frames) fits no plan in trim [%d, %d) every %d",
 			m.CleanBefore, m.Progress.FramesWritten, m.Progress.TotalFrames, s.Trim.Start, s.Trim.End, interval)
+	}
+	if l := m.Lease; l != nil && l.Kind == LeaseTracing && l.PlanFrom != 0 && l.PlanFrom != from {
+		return TracePlan{}, fmt.Errorf("domain: the row's checkpoint (clean before %d after %d frames every %d) puts the plan's start at %d, but the job recorded %d",
+			m.CleanBefore, m.Progress.FramesWritten, interval, from, l.PlanFrom)
 	}
 	return p, nil
 }

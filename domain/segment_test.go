@@ -119,11 +119,22 @@ func TestResumePlan(t *testing.T) {
 		"before the trim":       func(m *domain.Movie) { m.Progress.FramesWritten = 8 },
 		"wrong total":           func(m *domain.Movie) { m.Progress.TotalFrames = 24 },
 		"more written than all": func(m *domain.Movie) { m.CleanBefore, m.Progress.FramesWritten = 10+4*26, 26 },
+		"another recorded start": func(m *domain.Movie) {
+			m.Lease = &domain.Lease{Kind: domain.LeaseTracing, ID: job1, PlanFrom: 14}
+		},
 	} {
 		bad := m
 		edit(&bad)
 		if _, err := domain.ResumePlan(bad); err == nil {
 			t.Errorf("%s: accepted %+v", name, bad.Progress)
+		}
+	}
+	// The recorded start agrees, or (a row from before it was recorded) is 0.
+	for _, planFrom := range []int{10, 0} {
+		ok := m
+		ok.Lease = &domain.Lease{Kind: domain.LeaseTracing, ID: job1, PlanFrom: planFrom}
+		if p, err := domain.ResumePlan(ok); err != nil || p.From != 10 {
+			t.Errorf("recorded start %d: %+v %v", planFrom, p, err)
 		}
 	}
 }

@@ -42,6 +42,20 @@ export function progressText(m) {
   }
 }
 
+// startFrom is where Start at begins: after a trace that did not finish,
+// the frame a retrace resumes at (the API's restart, domain.RestartOf),
+// else the trim's start.
+export const startFrom = (m) => (m.restart && m.restart.resumes ? m.restart.resumeFrom : m.trim.start);
+
+// restartText says what Retrace does with the frames an unfinished trace
+// left: resume after the kept ones, or replace them.
+export function restartText(m) {
+  const r = m.restart || {};
+  if (r.resumes) return 'Retrace resumes at frame ' + r.resumeFrom + ' and keeps the frames before it (Start at is set to ' + r.resumeFrom + '; an earlier frame traces them again).';
+  if (r.replaces) return 'Retrace traces the frames this trace saved again and replaces them (they were not checkpointed, or the markers or settings changed since).';
+  return 'Retrace traces again.';
+}
+
 // rateText is a frame rate as people write it: 29.97, 30, 23.98.
 export const rateText = (rate) => String(+(+rate || 0).toFixed(2));
 

@@ -21,6 +21,7 @@ export const analysisFields = () => ({
   framesKey: null,      // what the loaded frames belong to
   frame: 0,             // the frame shown
   playing: false,
+  view: Object.freeze({ zoom: 1, cx: 0.5, cy: 0.5 }), // the viewer's zoom and pan (web/viewport.js)
   selected: null,       // id of the marker the keyboard moves
   startedTrace: false,  // this page started the running trace
   dirty: new Set(),     // ids of settings inputs changed and not saved
@@ -38,6 +39,7 @@ export let state = Object.freeze({
   route: null,
   generation: 0,        // bumps on every route change: stale async work stops
   movies: null,         // the list, sorted by title
+  speed: 1,             // playback speed, 0.25 to 4 (kept across movies)
   ...analysisFields(),
 });
 

@@ -11,6 +11,7 @@ const (
 	AuditTable     = "AUDIT_TABLE"
 	TraceQueueURL  = "TRACE_QUEUE_URL"
 	PoisonQueueURL = "POISON_QUEUE_URL" // the stream processor's poison queue
+	UploadQueueURL = "UPLOAD_QUEUE_URL" // the ingest's own queue: it continues a movie's next range there
 	LeaseSeconds   = "LEASE_SECONDS"
 	LogLevel       = "LOG_LEVEL"
 	CORSOrigin     = "CORS_ORIGIN"

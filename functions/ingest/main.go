@@ -30,7 +30,7 @@ func main() {
 
 // apiOptions (e.g. a request counter) go to every AWS client.
 func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*aws.Config)) (*ingest.Handler, *slog.Logger, error) {
-	p, log, err := wiring.NewProcess(ctx, getenv, os.Stdout, envvar.MoviesTable, envvar.MoviesBucket)
+	p, log, err := wiring.NewProcess(ctx, getenv, os.Stdout, envvar.MoviesTable, envvar.MoviesBucket, envvar.UploadQueueURL)
 	if err != nil {
 		return nil, log, err
 	}
@@ -44,6 +44,11 @@ func build(ctx context.Context, getenv func(string) string, apiOptions ...func(*
 	if err != nil {
 		return nil, log, err
 	}
-	h, err := wiring.Ingest(cfg, clients, files, log, nil)
+	// Each range continues in a new invocation through the upload queue.
+	cont, err := wiring.IngestContinuation(clients.SQS, cfg.UploadQueueURL)
+	if err != nil {
+		return nil, log, err
+	}
+	h, err := wiring.Ingest(cfg, clients, files, log, cont)
 	return h, log, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,13 +22,13 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
 	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
-	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // TestIngestOperationsAreListed uploads a real clip through the presigned
 // PUT, as a browser does, and hands its S3 notification to the handler
-// build() makes for Lambda, with a request counter on its AWS clients:
-// the movie becomes ready. testdata/aws-operations.txt must list exactly
+// build() makes for Lambda, with a request counter on its AWS clients,
+// then each continuation it sends itself on the upload queue (a 1-second
+// INGEST_INVOCATION_SECONDS): the movie becomes ready. testdata/aws-operations.txt must list exactly
 // the operations sent (infra/stack's TestFunctionCallsAreAllowed
 // checks them against the ingest role's grants).
 func TestIngestOperationsAreListed(t *testing.T) {
@@ -63,14 +64,15 @@ func TestIngestOperationsAreListed(t *testing.T) {
 	}
 	receive() // the bucket configuration's s3:TestEvent
 
+	// A clip long enough that its ingest takes more than one 1-second
+	// budget (INGEST_INVOCATION_SECONDS=1 below), so it continues through
+	// the upload queue: 1,790 frames of 320x240 take 3-8 s to prepare here.
+	// (Not a multiple of the chunk size: the range that stores the short
+	// last chunk ends the movie, so the ingest never reads a chunk back.)
 	clip := filepath.Join(t.TempDir(), "clip.mp4")
-	if err := videotest.Encode(ctx, clip, videotest.Options{Width: 64, Height: 48, FrameRate: 12, Frames: 12, Codec: videotest.H264},
-		func(i int, g []byte) {
-			for p := range g {
-				g[p] = byte(i*9 + p%5)
-			}
-		}); err != nil {
-		t.Fatal(err)
+	if out, err := exec.CommandContext(ctx, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
+		"-frames:v", "1790", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, out)
 	}
 	file, err := os.ReadFile(clip)
 	if err != nil {
@@ -104,23 +106,40 @@ func TestIngestOperationsAreListed(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	vars := map[string]string{envvar.MoviesTable: tables.Movies, envvar.MoviesBucket: bucket,
-		envvar.DynamoDBEndpoint: os.Getenv(envvar.DynamoDBEndpoint), envvar.S3Endpoint: os.Getenv(envvar.S3Endpoint)}
+	t.Setenv(envvar.IngestInvocationSeconds, "1")
+	vars := map[string]string{envvar.MoviesTable: tables.Movies, envvar.MoviesBucket: bucket, envvar.UploadQueueURL: *q.QueueUrl,
+		envvar.DynamoDBEndpoint: os.Getenv(envvar.DynamoDBEndpoint), envvar.S3Endpoint: os.Getenv(envvar.S3Endpoint),
+		envvar.SQSEndpoint: os.Getenv(envvar.SQSEndpoint)}
 	counter := awscount.Named(vars)
 	h, _, err := build(ctx, func(k string) string { return vars[k] }, func(c *aws.Config) { c.APIOptions = append(c.APIOptions, counter.APIOption) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := receive()
-	if len(ev.Records) == 0 {
-		t.Fatal("no upload notification")
+	// The notification, then each continuation the ingest sends itself,
+	// until the movie is ready.
+	ranges := 0
+	for m, err := movies.Get(ctx, c.ID); m.Status != domain.StatusReady; m, err = movies.Get(ctx, c.ID) {
+		if err != nil || m.Status != domain.StatusAwaitingUpload || ranges > 20 {
+			t.Fatalf("after %d ranges: %s %v", ranges, m.Status, err)
+		}
+		ev := receive()
+		if len(ev.Records) == 0 {
+			t.Fatalf("after %d ranges: no message (%d of %d frames prepared)", ranges, m.Progress.FramesWritten, m.Progress.TotalFrames)
+		}
+		if resp, err := h.Handle(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("handle: %+v, %v", resp, err)
+		}
+		ranges += len(ev.Records)
+		for _, r := range ev.Records {
+			if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: &r.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if resp, err := h.Handle(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
-		t.Fatalf("handle: %+v, %v", resp, err)
+	if ranges < 2 {
+		t.Fatalf("the ingest ran in %d range: no continuation was sent (the clip took less than the budget)", ranges)
 	}
-	if m, err := movies.Get(ctx, c.ID); err != nil || m.Status != domain.StatusReady {
-		t.Fatalf("after the ingest: %s %v", m.Status, err)
-	}
+	t.Logf("ready after %d ranges", ranges)
 	unlisted, unseen, err := counter.CompareWithList("testdata/aws-operations.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
-	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
 	"github.com/movietrace/tracinglocks/functions/testkit/awscount"
@@ -142,8 +142,8 @@ func TestWorkerOperationsAreListed(t *testing.T) {
 }
 
 // videoTraceFromALaterFrame traces a real clip with the video tracer (the
-// worker as the Lambda wires it with MOVIES_BUCKET set, ffmpeg reading the
-// upload through a presigned GET), then retraces it from frame 10 (its key
+// worker as the Lambda wires it with MOVIES_BUCKET set, reading the movie's
+// rendition: its chunks under frames/, as the ingest stores them), then retraces it from frame 10 (its key
 // frame is 0): the tracer looks for a checkpoint before frame 10 and finds none,
 // which S3 answers 404 only to a role allowed s3:ListBucket (issue 23).
 func videoTraceFromALaterFrame(ctx context.Context, t *testing.T, vars map[string]string, counter *awscount.Counter,
@@ -164,13 +164,20 @@ func videoTraceFromALaterFrame(ctx context.Context, t *testing.T, vars map[strin
 	}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := os.ReadFile(clip)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The ingest's rendition of the clip (chunks of 10 frames), and no
+	// upload: the tracer reads only the rendition.
 	const id = "ops-video"
-	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(s3store.UploadKey(id)), Body: bytes.NewReader(body)}); err != nil {
-		t.Fatal(err)
+	prep, err := media.Prepare(ctx, clip, media.PrepareOptions{ChunkFrames: 10, ExpectedFrames: frames, FrameRate: 25},
+		func(ctx context.Context, c media.Chunk) error {
+			body, err := os.ReadFile(c.Path)
+			if err != nil {
+				return err
+			}
+			_, err = s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(media.ChunkKey(id, c.Index)), Body: bytes.NewReader(body)})
+			return err
+		})
+	if err != nil || !prep.Done || prep.NextFrame != frames {
+		t.Fatalf("prepare: %+v %v", prep, err)
 	}
 	videoVars := map[string]string{envvar.MoviesBucket: bucket, envvar.S3Endpoint: os.Getenv(envvar.S3Endpoint)}
 	for k, v := range vars {
@@ -201,6 +208,7 @@ func videoTraceFromALaterFrame(ctx context.Context, t *testing.T, vars map[strin
 		t.Fatal(err)
 	}
 	m.Settings.Markers = []domain.Marker{{ID: "m1", Label: "tip", X: 0.5, Y: 0.5}}
+	m.Video = &domain.Video{Width: prep.Width, Height: prep.Height, Codec: "h264", ChunkFrames: 10}
 	if err := store.Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}

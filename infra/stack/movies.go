@@ -125,6 +125,9 @@ func (s *Stack) addMovieStorage() {
 			envvar.MoviesBucket: bucket,
 			envvar.FFmpeg:       jsii.String(LayerFFmpeg),
 			envvar.FFprobe:      jsii.String(LayerFFprobe),
+			// Each range of a long movie continues in a new invocation
+			// through the upload queue (wiring.IngestContinuation).
+			envvar.UploadQueueURL: s.UploadQueue.QueueUrl(),
 		})
 	ingest := s.Functions[Ingest]
 	ingest.AddLayers(s.FFmpegLayer)
@@ -133,7 +136,10 @@ func (s *Stack) addMovieStorage() {
 	checkpoints := s.MoviesBucket.ArnForObjects(jsii.String(TrackerPrefix + "*"))
 	allow(ingestRole, "MoviesIngest", []*string{s.Movies.TableArn()}, "dynamodb:GetItem", "dynamodb:UpdateItem")
 	allow(ingestRole, "ReadUploads", []*string{uploads}, "s3:GetObject", "s3:DeleteObject", "s3:DeleteObjectTagging")
-	allow(ingestRole, "WriteFrames", []*string{frames}, "s3:PutObject", "s3:DeleteObject")
+	// It writes the chunks, and reads the last one back when the range that
+	// ends the movie stored none (the rendition's size).
+	allow(ingestRole, "WriteFrames", []*string{frames}, "s3:PutObject", "s3:DeleteObject", "s3:GetObject")
+	allow(ingestRole, "ContinueIngest", []*string{s.UploadQueue.QueueArn()}, "sqs:SendMessage")
 	allow(ingestRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")
 	ingest.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.UploadQueue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(1),
@@ -153,9 +159,10 @@ func (s *Stack) addMovieStorage() {
 	s.Functions[API].AddEnvironment(jsii.String(envvar.FFmpeg), jsii.String(LayerFFmpeg), nil)
 	s.Functions[API].AddEnvironment(jsii.String(envvar.FFprobe), jsii.String(LayerFFprobe), nil)
 
-	// The tracer decodes the movie with ffmpeg from a presigned GET.
+	// The tracer reads a movie's rendition (package media: the chunks the
+	// page's images come from), never its upload.
 	workerRole := s.Roles[Worker]
-	allow(workerRole, "ReadMovies", []*string{uploads}, "s3:GetObject")
+	allow(workerRole, "ReadRenditions", []*string{frames}, "s3:GetObject")
 	// Its checkpoints, so a trace split across invocations continues exactly.
 	allow(workerRole, "TrackerCheckpoints", []*string{checkpoints}, "s3:GetObject", "s3:PutObject")
 	// A segment that starts where no checkpoint was saved (the first of a
@@ -198,8 +205,8 @@ func (s *Stack) addMovieStorage() {
 	}
 	cdknag.NagSuppressions_AddResourceSuppressions(workerRole, &[]*cdknag.NagPackSuppression{{
 		Id:        jsii.String("AwsSolutions-IAM5"),
-		Reason:    jsii.String("The worker reads only the uploaded movies under uploads/* and its own checkpoints under tracker/*; prefixes need a wildcard."),
-		AppliesTo: &[]interface{}{jsii.String(arn + UploadPrefix + "*"), jsii.String(arn + TrackerPrefix + "*")},
+		Reason:    jsii.String("The worker reads only the movies' renditions under frames/* and its own checkpoints under tracker/*; prefixes need a wildcard."),
+		AppliesTo: &[]interface{}{jsii.String(arn + FramesPrefix + "*"), jsii.String(arn + TrackerPrefix + "*")},
 	}}, jsii.Bool(true))
 	cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[Sweeper], &[]*cdknag.NagPackSuppression{{
 		Id:        jsii.String("AwsSolutions-IAM5"),

@@ -9,6 +9,7 @@ import { $, setText, fieldError } from '../dom.js';
 import { state } from '../state.js';
 import { editable } from '../facts.js';
 import { saveCalibration, clearCalibration, setPicking, pick, editDraft } from '../actions/calibration.js';
+import { screenToFrame } from './player.js';
 
 const IDS = ['cal-x1', 'cal-y1', 'cal-x2', 'cal-y2', 'cal-length', 'cal-unit', 'cal-ox', 'cal-oy', 'cal-angle', 'cal-yup'];
 const num = (v) => +(+v).toFixed(2);
@@ -95,7 +96,7 @@ if (panel) {
   $('#player').parentElement.addEventListener('click', (e) => {
     if (!state.calPicking || e.target.id !== 'player') return;
     e.stopPropagation();
-    const r = e.target.getBoundingClientRect();
-    pick(Math.min(Math.max((e.clientX - r.left) / r.width, 0), 1), Math.min(Math.max((e.clientY - r.top) / r.height, 0), 1));
+    const p = screenToFrame(e.clientX, e.clientY);
+    pick(Math.min(Math.max(p.x, 0), 1), Math.min(Math.max(p.y, 0), 1));
   }, true);
 }

@@ -3,7 +3,7 @@
 
 import { $, show, setText, timeEl, plural, replaceIfChanged } from '../dom.js';
 import { STATUS } from '../constants.js';
-import { editable, jobRange } from '../facts.js';
+import { editable, jobRange, restartText } from '../facts.js';
 
 export function render(s) {
   const m = s.movie;
@@ -28,8 +28,8 @@ export function render(s) {
   const next = $('#next-step');
   show(next, failed);
   if (failed) {
-    setText(next, editable(s)
-      ? 'What next: check the markers and settings, then choose Retrace to trace again; the frames of a failed trace are always traced again.'
-      : m.lock ? 'What next: once the movie is free, start editing and choose Retrace.' : 'What next: choose Start editing, then Retrace to trace again.');
+    setText(next, (editable(s)
+      ? 'What next: check the markers and settings, then choose Retrace. '
+      : m.lock ? 'What next: once the movie is free, start editing and choose Retrace. ' : 'What next: choose Start editing, then Retrace. ') + restartText(m));
   }
 }

@@ -6,21 +6,34 @@ import { $, el, show, setText, fieldError } from '../dom.js';
 import { state } from '../state.js';
 import { colour, editable } from '../facts.js';
 import { addMarker, updateMarker, removeMarker, selectMarker, nudgeMarker } from '../actions/markers.js';
+import { screenToFrame } from './player.js';
 
-const NUDGE = 0.005;      // an arrow key moves a marker by half a percent
-const NUDGE_BIG = 0.05;   // with Shift, by five percent
+const NUDGE = 0.005;      // an arrow key moves a marker by half a percent of the frame (at zoom 1)
+const NUDGE_BIG = 0.05;   // with Shift, by five percent; both divided by the zoom (the same distance on screen)
 
 const pct = (v) => Math.round(v * 1000) / 10;
 
 // selectedOf: the selected marker's id, if it still exists.
 const selectedOf = (s) => ((s.movie && s.movie.markers) || []).some((mk) => mk.id === s.selected) ? s.selected : null;
 
+const VIEW_KEYS = 'On the frame: Left and Right arrows step (Shift: 10 frames), Space plays, Home and End go to the ends, + and - zoom, 0 fits, Ctrl+arrows pan.';
+
 function hint(can, selected) {
-  if (!can) return 'Keys: , and . step one frame back and forward.';
+  if (!can) return VIEW_KEYS + ' , and . step frames anywhere.';
   return selected
     ? 'Arrow keys move the selected marker (Shift: farther), Delete removes it, Escape deselects. , and . step frames.'
-    : 'Click the frame, or press Enter here, to place a marker; , and . step frames.';
+    : 'Click the frame, or press Enter on it, to place a marker. ' + VIEW_KEYS;
 }
+
+// centre: the frame point at the middle of the viewer (where Enter and
+// "Add marker" place one, in sight at any zoom).
+function centre() {
+  const r = $('#player').getBoundingClientRect();
+  const p = screenToFrame(r.left + r.width / 2, r.top + r.height / 2);
+  return [p.x, p.y];
+}
+
+const clamp01 = (v) => Math.min(Math.max(v, 0), 1);
 
 function item(mk, i, can, selected) {
   const coord = (axis) => el('input', {
@@ -73,23 +86,21 @@ export function render(s) {
 
 $('#player').addEventListener('click', (e) => {
   if (!editable(state)) return;
-  const r = e.currentTarget.getBoundingClientRect();
-  const x = Math.min(Math.max((e.clientX - r.left) / r.width, 0), 1);
-  const y = Math.min(Math.max((e.clientY - r.top) / r.height, 0), 1);
-  addMarker(x, y);
+  const p = screenToFrame(e.clientX, e.clientY);
+  addMarker(clamp01(p.x), clamp01(p.y));
 });
 
 $('#add-marker').addEventListener('click', () => {
   if (!editable(state)) return;
-  addMarker(0.5, 0.5).then(() => $('#player').focus());
+  addMarker(...centre()).then(() => $('#player').focus());
 });
 
 $('#player').addEventListener('keydown', (e) => {
-  if (!editable(state)) return;
+  if (!editable(state) || e.ctrlKey || e.metaKey || e.altKey) return;
   const sel = selectedOf(state);
-  if (e.key === 'Enter' && !sel) { e.preventDefault(); addMarker(0.5, 0.5); return; }
+  if (e.key === 'Enter' && !sel) { e.preventDefault(); addMarker(...centre()); return; }
   if (!sel) return;
-  const d = e.shiftKey ? NUDGE_BIG : NUDGE;
+  const d = (e.shiftKey ? NUDGE_BIG : NUDGE) / state.view.zoom;
   const move = { ArrowLeft: [-d, 0], ArrowRight: [d, 0], ArrowUp: [0, -d], ArrowDown: [0, d] }[e.key];
   if (move) {
     e.preventDefault();

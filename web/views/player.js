@@ -1,64 +1,159 @@
-// The frame view: the frame image (or a drawn stand-in), markers, trails,
-// and frame navigation with buttons and keys.
+// The frame view: the frame image at its true display aspect ratio, fitted
+// to the available width, zoomed and panned (web/viewport.js); markers and
+// trails at a constant screen size; frame navigation, playback and zoom with
+// buttons, keys, the wheel, a drag and a pinch (input in views/viewerinput.js).
+//
+// screenToFrame and frameToScreen are the one conversion between a point on
+// the screen (client coordinates, CSS pixels) and a point of the frame
+// (fractions of its width and height, the API's coordinates): everything
+// that places or drags something on the frame uses them.
 'use strict';
 
 import { $ } from '../dom.js';
 import { state } from '../state.js';
 import { colour, isLost, nearestTraced, timecode, editable } from '../facts.js';
-import { setFrame, step, togglePlayback } from '../actions/player.js';
+import { setFrame, step, togglePlayback, setSpeed, zoomBy, fitView, pacePlayback, SPEEDS } from '../actions/player.js';
+import { toFrame, toScreen, source, fitSize } from '../viewport.js';
 import { forMovie, prefetchAround, shownImage, whenLoaded } from './frameimages.js';
+import './viewerinput.js';
+
+const STAND_IN_ASPECT = 16 / 9; // a movie without its video is drawn on a 16:9 stand-in
+const MIN_HEIGHT = 180;         // the canvas is never fitted smaller than this high
+const VIEWPORT_SHARE = 0.72;    // nor taller than this share of the window
+const ZOOM_STEP = 1.25;
 
 let drawnKey = '';
+let previous = null; // { movieId, frame, img }: the last image drawn, shown while the next one loads
+let layoutKey = '';
+
+// aspectOf: the frame's display aspect ratio (the media pipeline has applied
+// rotation and non-square pixels to the rendition's size).
+export function aspectOf(m) {
+  return m && m.video && m.video.width > 0 && m.video.height > 0 ? m.video.width / m.video.height : STAND_IN_ASPECT;
+}
+
+// screenToFrame: the frame point (fractions) under the client point, and
+// whether it is on the canvas.
+export function screenToFrame(clientX, clientY) {
+  const r = $('#player').getBoundingClientRect();
+  const u = r.width ? (clientX - r.left) / r.width : 0.5;
+  const v = r.height ? (clientY - r.top) / r.height : 0.5;
+  const p = toFrame(state.view, u, v);
+  return { x: p.x, y: p.y, inside: u >= 0 && u <= 1 && v >= 0 && v <= 1 };
+}
+
+// frameToScreen: the client point (CSS pixels) of the frame point (x, y),
+// and whether it is in sight at the current zoom and pan.
+export function frameToScreen(x, y) {
+  const r = $('#player').getBoundingClientRect();
+  const p = toScreen(state.view, x, y);
+  return { clientX: r.left + p.u * r.width, clientY: r.top + p.v * r.height, visible: p.u >= 0 && p.u <= 1 && p.v >= 0 && p.v <= 1 };
+}
+
+// layout sizes the canvas: the frame's aspect ratio, as wide as its column,
+// no taller than most of the window; its pixels are the screen's pixels.
+export function layout() {
+  const c = $('#player');
+  const box = c.closest('.player');
+  if (!box || !box.clientWidth) return;
+  const dpr = window.devicePixelRatio || 1;
+  const size = fitSize(aspectOf(state.movie), box.clientWidth, Math.max(MIN_HEIGHT, window.innerHeight * VIEWPORT_SHARE));
+  const key = [size.width, size.height, dpr].join('x');
+  if (key === layoutKey) return;
+  layoutKey = key;
+  c.style.width = size.width + 'px';
+  c.style.height = size.height + 'px';
+  c.width = Math.round(size.width * dpr);
+  c.height = Math.round(size.height * dpr);
+  draw();
+}
 
 export function render(s) {
   forMovie(s.movieId);
   const m = s.movie;
   if (!m) return;
+  layout();
   const slider = $('#frame-slider');
   slider.max = Math.max(m.frameCount - 1, 0);
   slider.value = s.frame;
+  const tc = timecode(s.frame, m.frameRate);
   $('#frame-label').textContent = s.frame;
-  $('#timecode').textContent = timecode(s.frame, m.frameRate);
-  slider.setAttribute('aria-valuetext', 'frame ' + s.frame + ', ' + timecode(s.frame, m.frameRate));
+  $('#timecode').textContent = tc;
+  $('#frame-readout').textContent = 'Frame ' + s.frame + ' / ' + Math.max(m.frameCount - 1, 0) + ' \u00b7 ' + tc;
+  slider.setAttribute('aria-valuetext', 'frame ' + s.frame + ', ' + tc);
   const can = editable(s);
-  $('#player').classList.toggle('placing', can);
-  $('#player').setAttribute('aria-label', 'Frame ' + s.frame + ' of the movie' + (can ? ', where you place markers' : ''));
+  const c = $('#player');
+  c.classList.toggle('placing', can);
+  c.classList.toggle('zoomed', s.view.zoom > 1);
+  c.dataset.zoom = String(s.view.zoom);
+  c.setAttribute('aria-label', 'Frame ' + s.frame + ' of the movie' + (s.view.zoom > 1 ? ', zoomed ' + zoomWords(s.view.zoom) : '') +
+    (can ? ', where you place markers' : ''));
   $('#play').textContent = s.playing ? 'Pause' : 'Play';
   $('#play').setAttribute('aria-pressed', String(s.playing));
+  $('#zoom-level').textContent = zoomWords(s.view.zoom);
+  $('#zoom-out').disabled = s.view.zoom <= 1;
+  $('#zoom-fit').disabled = s.view.zoom <= 1;
+  if ($('#speed').value !== String(s.speed)) $('#speed').value = String(s.speed);
   draw();
   const key = s.movieId + '/' + s.frame + '/' + (m.video ? 1 : 0);
   if (key !== drawnKey) { drawnKey = key; prefetchAround(s.frame); }
 }
 
+const zoomWords = (z) => Math.round(z * 100) + ' %';
+
 whenLoaded(() => draw());
+pacePlayback((n) => {
+  const c = $('#player');
+  return !(state.movie && state.movie.video) || (c.dataset.source === 'image' && c.dataset.shown === String(n)) || c.dataset.source === 'drawn';
+});
 
 export function draw() {
   const s = state;
   const c = $('#player');
   const g = c.getContext('2d');
   const m = s.movie;
-  const w = c.width;
-  const h = c.height;
-  const img = m && m.video ? shownImage(s.frame) : null;
-  c.dataset.source = img ? 'image' : 'drawn';
+  const W = c.width;
+  const H = c.height;
+  const dpr = W / (parseFloat(c.style.width) || W);
+  const view = s.view;
+  g.setTransform(1, 0, 0, 1, 0, 0);
+  g.fillStyle = '#111';
+  g.fillRect(0, 0, W, H);
+  let img = m && m.video ? shownImage(s.frame) : null;
+  let kind = img ? 'image' : 'drawn';
   if (img) {
-    g.drawImage(img, 0, 0, w, h);
-  } else {
-    const t = m && m.frameCount > 1 ? s.frame / (m.frameCount - 1) : 0;
-    const grad = g.createLinearGradient(0, 0, w, h);
-    grad.addColorStop(0, `hsl(${210 + 40 * t}, 30%, 22%)`);
-    grad.addColorStop(1, `hsl(${250 + 40 * t}, 35%, 12%)`);
-    g.fillStyle = grad;
-    g.fillRect(0, 0, w, h);
-    g.fillStyle = 'rgba(255,255,255,0.85)';
-    g.font = '600 20px system-ui, sans-serif';
-    g.fillText('Frame ' + s.frame + (m ? ' of ' + (m.frameCount - 1) : ''), 14, 30);
+    previous = { movieId: s.movieId, frame: s.frame, img };
+  } else if (m && m.video && previous && previous.movieId === s.movieId) {
+    img = previous.img; // while frame n loads, the last image stays (no flash of the stand-in)
+    kind = 'previous';
   }
+  let drawn = false;
+  if (img) {
+    const src = source(view);
+    // Magnified past 3 screen pixels per frame pixel: show the pixels.
+    g.imageSmoothingEnabled = (W * view.zoom) / img.width < 3;
+    try {
+      g.drawImage(img, src.x * img.width, src.y * img.height, src.w * img.width, src.h * img.height, 0, 0, W, H);
+      drawn = true;
+    } catch {
+      previous = null; // a bitmap the cache closed
+    }
+  }
+  if (!drawn) {
+    kind = 'drawn';
+    standIn(g, m, s.frame, W, H, view);
+  }
+  c.dataset.source = kind;
+  c.dataset.shown = kind === 'drawn' ? '' : String(kind === 'image' ? s.frame : previous.frame);
   if (!m) return;
+  // Everything else is drawn in CSS pixels of the canvas, at a constant
+  // screen size whatever the zoom.
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const w = W / dpr;
+  const h = H / dpr;
+  const at = (x, y) => { const p = toScreen(view, x, y); return [p.u * w, p.v * h]; };
   if (m.trim && (s.frame < m.trim.start || s.frame >= m.trim.end)) {
-    g.fillStyle = 'rgba(255,200,80,0.95)';
-    g.font = '600 16px system-ui, sans-serif';
-    g.fillText('outside the trim', 14, 54);
+    label(g, 'outside the trim', 14, h - 14, 'rgba(255,200,80,0.95)');
   }
   const ms = m.markers || [];
   const idx = new Map(ms.map((mk, i) => [mk.id, i]));
@@ -74,7 +169,8 @@ export function draw() {
         if (f.frame > s.frame) break;
         const p = (f.points || []).find((q) => q.markerId === mk.id);
         if (isLost(p)) { pen = false; continue; }
-        if (pen) g.lineTo(p.x * w, p.y * h); else g.moveTo(p.x * w, p.y * h);
+        const [x, y] = at(p.x, p.y);
+        if (pen) g.lineTo(x, y); else g.moveTo(x, y);
         pen = true;
       }
       g.stroke();
@@ -84,31 +180,53 @@ export function draw() {
   if (traced) {
     for (const p of traced.points || []) {
       if (isLost(p)) continue;
-      dot(g, p.x * w, p.y * h, colour(idx.get(p.markerId) || 0), true, labels.get(p.markerId) || p.markerId);
+      const [x, y] = at(p.x, p.y);
+      dot(g, x, y, colour(idx.get(p.markerId) || 0), true, labels.get(p.markerId) || p.markerId);
     }
   }
   const placing = !traced || s.frame === (m.trim ? m.trim.start : 0);
   for (const mk of ms) {
     if (placing || mk.id === s.selected) {
-      dot(g, mk.x * w, mk.y * h, colour(idx.get(mk.id)), false, traced ? null : mk.label || mk.id, mk.id === s.selected);
+      const [x, y] = at(mk.x, mk.y);
+      dot(g, x, y, colour(idx.get(mk.id)), false, traced ? null : mk.label || mk.id, mk.id === s.selected);
     }
   }
 }
 
-function dot(g, x, y, col, filled, label, selected) {
+// standIn: the drawn frame of a movie without its video, zoomed like an image.
+function standIn(g, m, frame, W, H, view) {
+  const t = m && m.frameCount > 1 ? frame / (m.frameCount - 1) : 0;
+  const src = source(view);
+  g.save();
+  g.setTransform(W / src.w, 0, 0, H / src.h, -src.x * W / src.w, -src.y * H / src.h);
+  const grad = g.createLinearGradient(0, 0, 1, 1);
+  grad.addColorStop(0, `hsl(${210 + 40 * t}, 30%, 22%)`);
+  grad.addColorStop(1, `hsl(${250 + 40 * t}, 35%, 12%)`);
+  g.fillStyle = grad;
+  g.fillRect(0, 0, 1, 1);
+  g.restore();
+}
+
+function label(g, text, x, y, col) {
+  g.font = '600 16px system-ui, sans-serif';
+  g.fillStyle = col;
+  g.fillText(text, x, y);
+}
+
+function dot(g, x, y, col, filled, text, selected) {
   g.beginPath();
   g.arc(x, y, filled ? 6 : 9, 0, 2 * Math.PI);
   g.lineWidth = selected ? 5 : 3;
   g.strokeStyle = col;
   g.fillStyle = col;
   if (filled) g.fill(); else g.stroke();
-  if (label) {
+  if (text) {
     g.font = '600 14px system-ui, sans-serif';
     g.lineWidth = 3;
     g.strokeStyle = 'rgba(0,0,0,0.8)';
-    g.strokeText(label, x + 12, y - 10);
+    g.strokeText(text, x + 12, y - 10);
     g.fillStyle = '#fff';
-    g.fillText(label, x + 12, y - 10);
+    g.fillText(text, x + 12, y - 10);
   }
 }
 
@@ -116,12 +234,15 @@ $('#play').addEventListener('click', togglePlayback);
 $('#frame-slider').addEventListener('input', (e) => setFrame(+e.target.value));
 $('#prev-frame').addEventListener('click', () => step(-1));
 $('#next-frame').addEventListener('click', () => step(1));
-
-// , and . step frames anywhere but in a text field.
-document.addEventListener('keydown', (e) => {
-  if (!state.movie || e.ctrlKey || e.metaKey || e.altKey) return;
-  const t = e.target;
-  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA')) return;
-  if (e.key === ',') { step(-1); e.preventDefault(); }
-  if (e.key === '.') { step(1); e.preventDefault(); }
-});
+$('#zoom-in').addEventListener('click', () => zoomBy(ZOOM_STEP));
+$('#zoom-out').addEventListener('click', () => zoomBy(1 / ZOOM_STEP));
+$('#zoom-fit').addEventListener('click', () => fitView());
+$('#speed').replaceChildren(...SPEEDS.map((v) => {
+  const o = document.createElement('option');
+  o.value = String(v);
+  o.textContent = v + '\u00d7';
+  return o;
+}));
+$('#speed').addEventListener('change', (e) => setSpeed(+e.target.value));
+new ResizeObserver(() => layout()).observe($('#player').closest('.player'));
+window.addEventListener('resize', () => layout());

@@ -5,11 +5,12 @@
 
 import { $, say, fieldError, clearFieldErrors, setText } from '../dom.js';
 import { state } from '../state.js';
-import { editable, invalidText } from '../facts.js';
+import { editable, invalidText, startFrom } from '../facts.js';
 import { markDirty, saveSettings, startTrace } from '../actions/edit.js';
 
 const FIELDS = ['trim-start', 'trim-end', 'capture-interval', 'from-frame'];
 let filledFor = null; // the movie the form was last filled for
+let filledFrom = null; // the Start at it was last filled with (startFrom)
 
 // render shows the stored settings; on opening a movie it also replaces
 // what the user typed, so nothing carries over between movies.
@@ -27,8 +28,10 @@ export function render(s) {
   set('trim-end', m.trim.end - 1);
   set('capture-interval', m.captureInterval);
   const from = $('#from-frame');
+  const start = startFrom(m);
   if (force || (!s.dirty.has('from-frame') && document.activeElement !== from &&
-      (from.value === '' || +from.value < m.trim.start || +from.value >= m.trim.end))) from.value = m.trim.start;
+      (from.value === '' || +from.value < m.trim.start || +from.value >= m.trim.end || start !== filledFrom))) from.value = start;
+  filledFrom = start;
   for (const id of ['trim-start', 'trim-end', 'from-frame']) {
     document.getElementById(id).max = m.frameCount - 1;
   }

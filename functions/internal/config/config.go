@@ -29,6 +29,9 @@ type Config struct {
 	// PoisonQueueURL is where the stream processor sets aside records that
 	// can never decode.
 	PoisonQueueURL string
+	// UploadQueueURL is the ingest's queue (S3 notifications of uploads),
+	// where it sends a movie's next range.
+	UploadQueueURL string
 	LeaseDuration  time.Duration
 	LogLevel       slog.Level
 	// DynamoDBEndpoint and SQSEndpoint point the SDK at local emulators;
@@ -59,6 +62,7 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 		Tables:           Tables{Movies: getenv(envvar.MoviesTable), Frames: getenv(envvar.FramesTable), Audit: getenv(envvar.AuditTable)},
 		QueueURL:         getenv(envvar.TraceQueueURL),
 		PoisonQueueURL:   getenv(envvar.PoisonQueueURL),
+		UploadQueueURL:   getenv(envvar.UploadQueueURL),
 		LeaseDuration:    domain.DefaultLeaseDuration,
 		DynamoDBEndpoint: getenv(envvar.DynamoDBEndpoint),
 		SQSEndpoint:      getenv(envvar.SQSEndpoint),

@@ -174,6 +174,24 @@ type MovieDetail struct {
 	// Calibration is the movie's scale and coordinate system (null: none;
 	// results are in pixels from the top-left corner, y down).
 	Calibration *CalibrationView `json:"calibration"`
+	// Restart says what a retrace does with the frames an unfinished trace
+	// left (domain.RestartOf); absent when there is nothing to say.
+	Restart *RestartView `json:"restart,omitempty"`
+}
+
+// RestartView is domain.Restart on the wire.
+type RestartView struct {
+	Resumes    bool `json:"resumes,omitempty"`
+	ResumeFrom int  `json:"resumeFrom,omitempty"`
+	Replaces   bool `json:"replaces,omitempty"`
+}
+
+func restartView(m domain.Movie, now time.Time) *RestartView {
+	r := domain.RestartOf(m, now)
+	if r == (domain.Restart{}) {
+		return nil
+	}
+	return &RestartView{Resumes: r.Resumes, ResumeFrom: r.ResumeFrom, Replaces: r.Replaces}
 }
 
 // VideoView is an ingested movie's video; frame n's image is
@@ -239,6 +257,7 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		Upload:          uploadInfo(m),
 		IngestFailure:   m.IngestFailure,
 		Calibration:     calibrationView(m),
+		Restart:         restartView(m, now),
 	}
 	for i, mk := range m.Settings.Markers {
 		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}

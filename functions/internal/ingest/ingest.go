@@ -244,7 +244,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		}
 		res, err := media.Prepare(ctx, src, media.PrepareOptions{
 			ChunkFrames: h.opts.ChunkFrames, FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
-			Timing: timing, Deadline: time.Now().Add(h.opts.Budget),
+			Timing: timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
 		}, func(ctx context.Context, c media.Chunk) error {
 			body, err := os.ReadFile(c.Path)
 			if err != nil {
@@ -274,6 +274,17 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		}
 		from = res.NextFrame
 	}
+}
+
+// hardDeadline is when a range that has not finished its first chunk
+// gives up (media.ErrNoProgress): a minute (at most a tenth of the time
+// left) before the invocation's own deadline, or without one (the local
+// stack) one budget, at least a minute, past the budget.
+func (h *Handler) hardDeadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.Add(-min(time.Minute, time.Until(d)/10))
+	}
+	return time.Now().Add(h.opts.Budget + max(h.opts.Budget, time.Minute))
 }
 
 // complete commits the movie ready with what the ingest decided, then
@@ -367,7 +378,7 @@ func Summary(err error) (string, bool) {
 	case errors.Is(err, video.ErrNoFrames):
 		return "The video has no frames.", true
 	case errors.Is(err, media.ErrNoProgress):
-		return "The video could not be prepared: not one chunk of its frames was ready within an invocation's time.", true
+		return "The video could not be prepared: not one chunk of its frames was ready within an invocation's time limit.", true
 	case errors.Is(err, video.ErrTooLarge):
 		return "The video's frames are too large (at most 8192 pixels a side).", true
 	}

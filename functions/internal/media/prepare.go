@@ -38,8 +38,12 @@ type PrepareOptions struct {
 	// after frame 0 seek instead of decoding every frame before it.
 	Timing video.Timing
 	// Deadline: no chunk is started after it; the range ends with the
-	// chunks finished by then.
+	// chunks finished by then, or, when none is finished yet, with its
+	// first chunk (so every range makes progress on a loaded machine).
 	Deadline time.Time
+	// HardDeadline (after Deadline; zero: none) ends a range that has not
+	// finished its first chunk by then with ErrNoProgress.
+	HardDeadline time.Time
 	// TempDir holds the chunks until they are stored (os.TempDir when "").
 	TempDir string
 }
@@ -62,9 +66,9 @@ type Prepared struct {
 	Width, Height int
 }
 
-// ErrNoProgress: a range ended (its deadline passed) before it finished a
+// ErrNoProgress: a range reached its hard deadline before it finished a
 // single chunk; a longer budget is needed.
-var ErrNoProgress = errors.New("media: the range finished no chunk before its deadline")
+var ErrNoProgress = errors.New("media: the range finished no chunk before its hard deadline")
 
 // Prepare decodes src from o.FromFrame and writes the rendition's chunks,
 // calling store for each finished chunk in order (store must be idempotent:
@@ -178,11 +182,79 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	var deadline <-chan time.Time
+	var deadline, hard <-chan time.Time
 	if !o.Deadline.IsZero() {
 		t := time.NewTimer(time.Until(o.Deadline))
 		defer t.Stop()
 		deadline = t.C
+	}
+	if !o.HardDeadline.IsZero() {
+		t := time.NewTimer(time.Until(o.HardDeadline))
+		defer t.Stop()
+		hard = t.C
+	}
+	overtime := false // the deadline passed before the first chunk was stored
+	// lastCount counts the frames of the last chunk stored (none in the
+	// empty segment ffmpeg writes when a range starts at the movie's end).
+	lastCount := func() (int, error) {
+		info, err := video.Probe(ctx, lastPath)
+		switch {
+		case err == nil:
+		case errors.Is(err, video.ErrNotVideo), errors.Is(err, video.ErrNoFrames):
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("media: the last chunk: %w", err)
+		}
+		if info.FrameCount > n {
+			return 0, fmt.Errorf("media: the last chunk has %d frames, more than %d", info.FrameCount, n)
+		}
+		return info.FrameCount, nil
+	}
+	// finish ends a range whose ffmpeg exited by itself: the movie ended.
+	finish := func() (Prepared, error) {
+		// The last segment is listed when ffmpeg closes it.
+		if err := storeFinished(); err != nil {
+			return res, err
+		}
+		// The movie's frame count: the full chunks before the last, and
+		// the last one's own count.
+		if stored > 0 {
+			count, err := lastCount()
+			if err != nil {
+				return res, err
+			}
+			res.NextFrame = (first+stored-1)*n + count
+		}
+		if res.NextFrame == 0 {
+			return res, video.ErrNoFrames
+		}
+		res.Done = true
+		return res, nil
+	}
+	// end ends a range early (its deadline): the chunks finished are
+	// stored; ffmpeg may have ended by itself meanwhile.
+	end := func() (Prepared, error) {
+		stop()
+		if werr := <-exited; werr == nil && ctx.Err() == nil {
+			return finish()
+		}
+		if err := storeFinished(); err != nil {
+			return res, err
+		}
+		if res.NextFrame == o.FromFrame {
+			return res, ErrNoProgress
+		}
+		// The last chunk stored may be the movie's last (a short one),
+		// closed just before ffmpeg was stopped.
+		count, err := lastCount()
+		if err != nil {
+			return res, err
+		}
+		if count < n {
+			res.NextFrame = (first+stored-1)*n + count
+			res.Done = true
+		}
+		return res, nil
 	}
 	for {
 		select {
@@ -192,16 +264,22 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 				<-exited
 				return res, err
 			}
+			if overtime && stored > 0 {
+				return end()
+			}
 		case <-deadline:
-			stop()
-			<-exited
 			if err := storeFinished(); err != nil {
+				stop()
+				<-exited
 				return res, err
 			}
-			if res.NextFrame == o.FromFrame {
-				return res, ErrNoProgress
+			if stored == 0 {
+				overtime = true
+				continue
 			}
-			return res, nil
+			return end()
+		case <-hard:
+			return end()
 		case werr := <-exited:
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -213,28 +291,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 				}
 				return res, fmt.Errorf("media: ffmpeg: %w: %s", werr, msg)
 			}
-			// The last segment is listed when ffmpeg closes it.
-			before := stored
-			if err := storeFinished(); err != nil {
-				return res, err
-			}
-			if stored == before && stored == 0 && o.FromFrame == 0 {
-				return res, video.ErrNoFrames
-			}
-			// The movie's frame count: the full chunks before the last,
-			// and the last one's own count.
-			if stored > 0 {
-				info, err := video.Probe(ctx, lastPath)
-				if err != nil {
-					return res, fmt.Errorf("media: the last chunk: %w", err)
-				}
-				if info.FrameCount > n {
-					return res, fmt.Errorf("media: the last chunk has %d frames, more than %d", info.FrameCount, n)
-				}
-				res.NextFrame = (first+stored-1)*n + info.FrameCount
-			}
-			res.Done = true
-			return res, nil
+			return finish()
 		}
 	}
 }

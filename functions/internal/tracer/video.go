@@ -41,8 +41,30 @@ type States interface {
 // ErrNoState is States.Get's answer for a key with no state.
 var ErrNoState = errors.New("tracer: no saved state")
 
-// VideoOptions configure the video tracer.
+// Frames reads a movie's frames from its rendition: the one frame provider
+// (media.Provider), which the page's images come from too, so the frame N
+// the tracer reads is the frame N the page shows.
+type Frames interface {
+	// ReadFrames calls fn with the gray frames of m in [o.Start, o.End)
+	// every o.Step, at the rendition's size, with the movie's indexes.
+	ReadFrames(ctx context.Context, m domain.Movie, o video.ReadOptions, fn func(video.Frame) error) error
+}
+
+// HasRendition reports whether the ingest prepared m's rendition (its row
+// records the chunk size and the rendition's frame size).
+func HasRendition(m domain.Movie) bool {
+	return m.Video != nil && m.Video.ChunkFrames > 0 && m.Video.Width > 0 && m.Video.Height > 0 && m.FrameCount > 0
+}
+
+// VideoOptions configure the video tracer. At least one of Frames and
+// Source is needed.
 type VideoOptions struct {
+	// Frames reads a movie that has a rendition (HasRendition): what the
+	// product does for every ingested movie.
+	Frames Frames
+	// Source is where a movie without a rendition is read from (a file
+	// decoded by ffmpeg: the tracer's own tests and benchmarks); nil: such
+	// a movie cannot be traced.
 	Source Source
 	// States keeps checkpoints; nil keeps none, and a trace that does not
 	// start at the trim start re-tracks from the trim start.
@@ -55,8 +77,9 @@ type VideoOptions struct {
 	CheckpointEvery int
 }
 
-// Video is the real tracer: it reads the movie's frames through ffmpeg
-// (video.ReadFrames) and follows each marker with tracker.Tracker from
+// Video is the real tracer: it reads the movie's frames from its rendition
+// (Frames), or for a movie without one from its file through ffmpeg
+// (video.ReadFrames on Source), and follows each marker with tracker.Tracker from
 // where the user placed it on the trim's first frame (the key frame).
 //
 // A trace that starts later than the trim start (a continuation or a
@@ -71,8 +94,8 @@ var _ Tracer = (*Video)(nil)
 
 // NewVideo returns the video tracer.
 func NewVideo(o VideoOptions) (*Video, error) {
-	if o.Source == nil {
-		return nil, errors.New("tracer: a video tracer needs a Source")
+	if o.Source == nil && o.Frames == nil {
+		return nil, errors.New("tracer: a video tracer needs its Frames or a Source")
 	}
 	if o.CheckpointEvery == 0 {
 		o.CheckpointEvery = 100
@@ -97,18 +120,9 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 	if first < key || (first-key)%step != 0 {
 		return fmt.Errorf("tracer: plan starts at frame %d, off the capture grid from %d every %d", first, key, step)
 	}
-	src, err := v.o.Source.Locate(ctx, movie)
+	read, info, err := v.reader(ctx, movie)
 	if err != nil {
-		return Safe("The movie's video file could not be found.", err)
-	}
-	// The ingest probed the file once and stored what it found on the row;
-	// probe again only for a row without it (ffprobe reads the whole file
-	// to count its frames, over HTTP for a presigned source).
-	var info video.Info
-	if v := movie.Video; v != nil && v.Width > 0 && v.Height > 0 && movie.FrameCount > 0 {
-		info = video.Info{FrameCount: movie.FrameCount, FrameRate: movie.FrameRate, Width: v.Width, Height: v.Height, Codec: v.Codec}
-	} else if info, err = video.Probe(ctx, src); err != nil {
-		return videoFailure(err)
+		return err
 	}
 	if last >= info.FrameCount {
 		return Safe(fmt.Sprintf("The trace goes to frame %d but the video has %d frames.", last, info.FrameCount),
@@ -143,17 +157,7 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 		}
 	}
 
-	// A read from a later frame (a continuation segment, a resumed state, a
-	// trim) seeks to it instead of decoding every frame before it, when the
-	// source's rate is constant; otherwise (or if its headers cannot be
-	// read) it counts frames from 0 as before.
-	var timing video.Timing
-	if start > 0 {
-		if timing, err = video.ProbeTiming(ctx, src); err != nil {
-			timing = video.Timing{}
-		}
-	}
-	err = video.ReadFrames(ctx, src, video.ReadOptions{Start: start, End: last + 1, Step: step, Width: w, Height: h, Timing: timing},
+	err = read(ctx, video.ReadOptions{Start: start, End: last + 1, Step: step, Width: w, Height: h},
 		func(f video.Frame) error {
 			var pts []tracker.Point
 			var err error
@@ -191,6 +195,47 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 	return nil
 }
 
+// reader returns how to read movie's frames and their size and count: from
+// its rendition when it has one, else from its file (Source).
+func (v *Video) reader(ctx context.Context, movie domain.Movie) (func(context.Context, video.ReadOptions, func(video.Frame) error) error, video.Info, error) {
+	if HasRendition(movie) && v.o.Frames != nil {
+		mv := movie.Video
+		info := video.Info{FrameCount: movie.FrameCount, FrameRate: movie.FrameRate, Width: mv.Width, Height: mv.Height, Codec: mv.Codec}
+		return func(ctx context.Context, o video.ReadOptions, fn func(video.Frame) error) error {
+			return v.o.Frames.ReadFrames(ctx, movie, o, fn)
+		}, info, nil
+	}
+	if v.o.Source == nil {
+		return nil, video.Info{}, Safe("The movie's frames have not been prepared: upload its video again.",
+			fmt.Errorf("tracer: movie %s has no rendition", movie.ID))
+	}
+	src, err := v.o.Source.Locate(ctx, movie)
+	if err != nil {
+		return nil, video.Info{}, Safe("The movie's video file could not be found.", err)
+	}
+	// The ingest probed the file once and stored what it found on the row;
+	// probe again only for a row without it (ffprobe reads the whole file
+	// to count its frames, over HTTP for a presigned source).
+	var info video.Info
+	if mv := movie.Video; mv != nil && mv.Width > 0 && mv.Height > 0 && movie.FrameCount > 0 {
+		info = video.Info{FrameCount: movie.FrameCount, FrameRate: movie.FrameRate, Width: mv.Width, Height: mv.Height, Codec: mv.Codec}
+	} else if info, err = video.Probe(ctx, src); err != nil {
+		return nil, video.Info{}, videoFailure(err)
+	}
+	return func(ctx context.Context, o video.ReadOptions, fn func(video.Frame) error) error {
+		// A read from a later frame (a continuation segment, a resumed
+		// state, a trim) seeks to it instead of decoding every frame
+		// before it, when the source's rate is constant; otherwise (or if
+		// its headers cannot be read) it counts frames from 0.
+		if o.Start > 0 {
+			if timing, err := video.ProbeTiming(ctx, src); err == nil {
+				o.Timing = timing
+			}
+		}
+		return video.ReadFrames(ctx, src, o, fn)
+	}, info, nil
+}
+
 func (v *Video) save(ctx context.Context, key string, trk *tracker.Tracker) error {
 	data, err := trk.MarshalBinary()
 	if err != nil {
@@ -205,7 +250,7 @@ func (v *Video) save(ctx context.Context, key string, trk *tracker.Tracker) erro
 // settingsKey is a digest of everything a tracker state depends on.
 func (v *Video) settingsKey(m domain.Movie, info video.Info, step int) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "v1|%s|%d|%d|%dx%d|%d|%s|%v|", m.ID, m.Settings.Trim.Start, step, info.Width, info.Height,
+	fmt.Fprintf(h, "v2|%t|%s|%d|%d|%dx%d|%d|%s|%v|", HasRendition(m) && v.o.Frames != nil, m.ID, m.Settings.Trim.Start, step, info.Width, info.Height,
 		info.FrameCount, info.Codec, v.o.Params)
 	for _, mk := range m.Settings.Markers {
 		fmt.Fprintf(h, "%s|%x|%x|", mk.ID, math.Float64bits(mk.X), math.Float64bits(mk.Y))
@@ -255,11 +300,10 @@ func videoFailure(err error) error {
 // a video source is given) or "synthetic".
 const EnvTracer = envvar.Tracer
 
-// FromEnv builds the product's tracer: the video tracer on src with states
-// (nil: none kept) when src is set, unless TRACER=synthetic; the synthetic
-// one (SyntheticFromEnv) otherwise. TRACER=video without a source is an
-// error.
-func FromEnv(getenv func(string) string, src Source, states States) (Tracer, error) {
+// FromEnv builds the product's tracer: the video tracer with o when o has
+// Frames or a Source, unless TRACER=synthetic; the synthetic one
+// (SyntheticFromEnv) otherwise. TRACER=video without either is an error.
+func FromEnv(getenv func(string) string, o VideoOptions) (Tracer, error) {
 	synthetic := func() (Tracer, error) {
 		s, err := SyntheticFromEnv(getenv)
 		if err != nil {
@@ -271,13 +315,13 @@ func FromEnv(getenv func(string) string, src Source, states States) (Tracer, err
 	case "synthetic":
 		return synthetic()
 	case "", "video":
-		if src == nil {
+		if o.Source == nil && o.Frames == nil {
 			if getenv(EnvTracer) == "video" {
 				return nil, fmt.Errorf("tracer: %s=video needs the movies bucket", EnvTracer)
 			}
 			return synthetic()
 		}
-		v, err := NewVideo(VideoOptions{Source: src, States: states})
+		v, err := NewVideo(o)
 		if err != nil {
 			return nil, err
 		}

@@ -205,7 +205,7 @@ func TestFromEnv(t *testing.T) {
 		"unknown":                {env(tracer.EnvTracer, "magic"), src, "error"},
 		"bad synthetic setting":  {env(tracer.EnvTracer, "synthetic", tracer.EnvFrameDelay, "soon"), src, "error"},
 	} {
-		tr, err := tracer.FromEnv(c.getenv, c.src, nil)
+		tr, err := tracer.FromEnv(c.getenv, tracer.VideoOptions{Source: c.src})
 		got := "error"
 		switch tr.(type) {
 		case *tracer.Video:

@@ -226,9 +226,10 @@ func (r *run) sendContinuation(ctx context.Context, next events.TraceJob) error 
 
 // ContinuationFailedSummary is the failure summary of a job whose next
 // segment could not be enqueued: its frames so far are durable and clean
-// (below the checkpoint), so a retrace with the same settings resumes there.
+// (below the checkpoint), so a retrace with the same settings and markers
+// resumes there (domain.RestartOf; the page starts the retrace there).
 func ContinuationFailedSummary(written, total int) string {
-	return fmt.Sprintf("The trace could not be continued after %d of %d frames; they are kept. Start it again to finish it.", written, total)
+	return fmt.Sprintf("The trace could not be continued after %d of %d frames; they are kept, and Retrace resumes after them unless the markers or settings change.", written, total)
 }
 
 // notContinued ends, visibly and at once, a job whose continuation could

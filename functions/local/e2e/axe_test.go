@@ -71,7 +71,8 @@ type axeViolation struct {
 }
 
 // checkAxe injects axe-core into the page and runs it on the whole
-// document (WCAG 2.x A and AA rules and axe's best practices); any violation
+// document (WCAG 2.0, 2.1 and 2.2 A and AA rules, target-size included, and
+// axe's best practices); any violation
 // fails the test. The page is screenshotted first as <view>.
 func (b *tab) checkAxe(view string) {
 	b.t.Helper()
@@ -94,9 +95,13 @@ func (b *tab) axeRun(view string) []axeViolation {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](src+"\n;!!window.axe")); err != nil {
 		b.t.Fatalf("%s: inject axe-core: %v", b.name, err)
 	}
-	res, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(
-		r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))))`,
-		chromedp.EvalAwaitPromise))
+	// axe's default rules (WCAG 2.0 and 2.1 A and AA, best practices) and
+	// WCAG 2.2 AA: its one rule, target-size (2.5.8), is off by default.
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations'], rules: {'target-size': {enabled: true}}}).then(r => {
+		const ran = [...r.violations, ...r.passes, ...r.incomplete, ...r.inapplicable].map(x => x.id);
+		if (!ran.includes('target-size')) throw new Error('axe did not run target-size (WCAG 2.2 AA)');
+		return JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))})));
+	})`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("%s: run axe-core on %s: %v", b.name, view, err)
 	}

@@ -22,7 +22,6 @@ const (
 	lostFrames       = 60
 	lostFrom, lostTo = 20, 40
 	flyY, beeY       = 0.3, 0.7
-	canvasW, canvasH = 640, 360
 )
 
 // lostX is both markers' x on frame i: 10 % to 90 % of the width.
@@ -95,7 +94,7 @@ func TestLostPointsAreGapsInTrailsAndTable(t *testing.T) {
 	}
 
 	// The canvas on the last frame: the trails up to it. Lines are 2 px
-	// wide on whole pixel rows (30 % and 70 % of 360 px), in the markers'
+	// wide (at 30 % and 70 % of the canvas's height), in the markers'
 	// colours (Fly the first, red #e6194b; Bee green #3cb44b) over the dark
 	// drawn frame.
 	b.do("show the last frame", chromedp.SetValue(chromedp.ID("frame-slider"), fmt.Sprint(lostFrames-1)),
@@ -109,13 +108,15 @@ func TestLostPointsAreGapsInTrailsAndTable(t *testing.T) {
 		if !red {
 			test = `g > 140 && r < 110`
 		}
-		return eval[bool](b, fmt.Sprintf(`(() => { const g0 = document.querySelector('#player').getContext('2d');
-			const d = g0.getImageData(%d, %d, 1, 7).data;
+		return eval[bool](b, fmt.Sprintf(`(() => { const c = document.querySelector('#player'), g0 = c.getContext('2d');
+			const d = g0.getImageData(Math.floor(c.width * %g), Math.floor(c.height * %g) - 3, 1, 7).data;
 			for (let i = 0; i < d.length; i += 4) { const r = d[i], g = d[i + 1]; if (%s) return true; }
-			return false; })()`, int(lostX(frame)*canvasW), int(y*canvasH)-3, test))
+			return false; })()`, lostX(frame), y, test))
 	}
-	if eval[int](b, `document.querySelector('#player').width`) != canvasW || eval[int](b, `document.querySelector('#player').height`) != canvasH {
-		t.Fatal("the canvas is not 640x360 any more: update the test")
+	// A movie without its video is drawn on a 16:9 stand-in, fitted to
+	// the column (the canvas's pixels are the screen's).
+	if r := b.num(`document.querySelector('#player').width / document.querySelector('#player').height`); r < 16.0/9*0.99 || r > 16.0/9*1.01 {
+		t.Fatalf("the stand-in frame's aspect ratio is %.3f, want 16:9", r)
 	}
 	for _, f := range []int{3, 10, 17, 43, 50} {
 		if !inked(f, flyY, true) {

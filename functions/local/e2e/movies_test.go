@@ -131,13 +131,15 @@ func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
 		for alice.num(`+document.querySelector('#frame-label').textContent`) < float64(frame) {
 			alice.do(fmt.Sprintf("step to frame %d", frame), chromedp.Click(chromedp.ID("next-frame")))
 		}
-		// The canvas (640x360) shows the 320x240 frame scaled: the
-		// square's centre is bright, where it was a frame before is dark.
-		cx, cy := float64(squareX(frame)+squareSide/2)*640/clipW, float64(100+squareSide/2)*360/clipH
-		px, py := float64(squareX(frame)-3)*640/clipW, cy
-		expr := fmt.Sprintf(`(() => { const g = document.querySelector('#player').getContext('2d');
-			const a = g.getImageData(%d, %d, 1, 1).data, b = g.getImageData(%d, %d, 1, 1).data;
-			return a[0] > 200 && a[0] === a[2] && b[0] < 60 && b[0] === b[2]; })()`, int(cx), int(cy), int(px), int(py))
+		// The canvas shows the 320x240 frame whole, at its 4:3 aspect ratio
+		// (scaled to the column): the square's centre is bright, where it
+		// was a frame before is dark.
+		cx, cy := float64(squareX(frame)+squareSide/2)/clipW, float64(100+squareSide/2)/clipH
+		px, py := float64(squareX(frame)-3)/clipW, cy
+		expr := fmt.Sprintf(`(() => { const c = document.querySelector('#player'), g = c.getContext('2d');
+			if (Math.abs(c.width / c.height - %d / %d) > 0.01) return false;
+			const a = g.getImageData(Math.floor(c.width * %g), Math.floor(c.height * %g), 1, 1).data, b = g.getImageData(Math.floor(c.width * %g), Math.floor(c.height * %g), 1, 1).data;
+			return a[0] > 200 && a[0] === a[2] && b[0] < 60 && b[0] === b[2]; })()`, clipW, clipH, cx, cy, px, py)
 		alice.waitJS(fmt.Sprintf("frame %d's real image on the canvas", frame), expr)
 		alice.shot(fmt.Sprintf("movies-frame-%02d", frame))
 	}

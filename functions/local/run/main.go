@@ -10,6 +10,9 @@
 //	go run ./functions/local/run [-addr 127.0.0.1:8080] [-lease 15m] [-frame-delay 40ms] [-v]
 //
 // LEASE_SECONDS, when set, is the default of -lease, as in the Lambdas.
+// LOSE_DYNAMODB_WRITES=0.3 puts DynamoDB Local behind a local proxy that
+// loses that share of the write answers after commit (functions/local/lossy;
+// never part of a Lambda), to watch the system under issue 20's adversary.
 //
 // The page signs in through the local OpenID Connect provider the stack
 // serves under /oidc/ (test users Alice and Bob), and the API accepts only
@@ -25,9 +28,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -39,6 +44,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/local/emulators"
+	"github.com/movietrace/tracinglocks/functions/local/lossy"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 	"github.com/movietrace/tracinglocks/infra/edge"
 )
@@ -107,6 +113,25 @@ func run() error {
 		say("using %s", r)
 	}
 	ep := running.Endpoints
+	if v := os.Getenv(envLoseWrites); v != "" {
+		// The adversary of issue 20, local only: DynamoDB Local behind a
+		// proxy losing this share of the write answers after commit.
+		share, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("%s=%q: want a share from 0 to 1", envLoseWrites, v)
+		}
+		p, err := lossy.Start(ep.DynamoDB, lossy.DynamoDB, share, uint64(time.Now().UnixNano()))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			c := p.Counts()
+			say("the lossy proxy lost %d of %d DynamoDB write answers", c.LostTotal(), writes(c))
+			_ = p.Stop()
+		}()
+		say("%s=%s: DynamoDB Local behind a proxy losing that share of write answers (%s)", envLoseWrites, v, p.URL)
+		ep.DynamoDB = p.URL
+	}
 
 	invocation, err := stack.WorkerInvocationFromEnv(os.Getenv)
 	if err != nil {
@@ -173,6 +198,20 @@ func run() error {
 		say("stopped")
 	}
 	return err
+}
+
+// envLoseWrites (e.g. 0.3) puts DynamoDB Local behind lossy.Proxy.
+const envLoseWrites = "LOSE_DYNAMODB_WRITES"
+
+// writes counts the forwarded requests whose answers the proxy may lose.
+func writes(c lossy.Counts) int {
+	n := 0
+	for op, v := range c.Forwarded {
+		if _, lose := lossy.DynamoDB(&http.Request{Header: http.Header{"X-Amz-Target": {"DynamoDB_20120810." + op}}}); lose {
+			n += v
+		}
+	}
+	return n
 }
 
 func say(format string, args ...any) { fmt.Fprintf(os.Stderr, "make run: "+format+"\n", args...) }

@@ -8,11 +8,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/config"
-	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	jobqueue "github.com/movietrace/tracinglocks/functions/internal/queue"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/functions/internal/wiring"
@@ -48,7 +45,11 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 		return nil, err
 	}
 	endpoint = s.s3Front.URL
-	s.S3 = s3store.NewClient(LocalConfig(), endpoint)
+	cfg := LocalConfig()
+	if opts.Retryer != nil {
+		cfg.Retryer = opts.Retryer
+	}
+	s.S3 = s3store.NewClient(cfg, endpoint)
 	if u, err := url.Parse(endpoint); err == nil {
 		s.storageOrigin = u.Scheme + "://" + u.Host
 	}
@@ -65,10 +66,9 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 		return nil, err
 	}
 	// Each range of an ingest continues through the upload queue.
-	cont := func(ctx context.Context, movieID string) error {
-		body := ingest.ContinuationBody(movieID)
-		_, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &uploadsURL, MessageBody: &body})
-		return err
+	cont, err := wiring.IngestContinuation(s.SQS, uploadsURL)
+	if err != nil {
+		return nil, err
 	}
 	h, err := wiring.Ingest(config.Config{Tables: config.Tables(s.Tables)}, awsclients.Clients{DynamoDB: s.DynamoDB, S3: s.S3}, s.Files,
 		opts.Log.With(slog.String("component", "ingest")), cont)

@@ -115,6 +115,8 @@ func sampleFile(ctx context.Context, dir string, c sampleClip) (string, error) {
 // the create and the upload) is created again, which the store recognises
 // as the same creation, and uploaded unless its file is there (S3's 412);
 // every write is the store's, which retries a lost answer (issue 20 item 3).
+// A sample ingested by a start that stopped before placing its markers gets
+// them now (needsMarkers).
 func (s *Stack) seedSamples(ctx context.Context, dir string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -125,6 +127,10 @@ func (s *Stack) seedSamples(ctx context.Context, dir string, timeout time.Durati
 		case domain.ErrorCode(err) == domain.CodeNotFound:
 		case err != nil:
 			return err
+		case needsMarkers(m, c):
+			// Ingested, but a start stopped before its markers were placed.
+			pending = append(pending, c)
+			continue
 		case m.Status != domain.StatusAwaitingUpload:
 			continue // exists: keep it as it is
 		}
@@ -181,6 +187,16 @@ func (s *Stack) uploadSample(ctx context.Context, c sampleClip, path string) err
 		return fmt.Errorf("upload sample %s: %s", c.id, resp.Status)
 	}
 	return nil
+}
+
+// needsMarkers reports whether sample c's row is ingested but still lacks
+// the markers seeding places after the ingest: a start that stopped between
+// the two (issue 20). Only a row nobody has worked on qualifies (no
+// markers, never traced, no live lease), so markers a user removed from a
+// sample they traced are not put back.
+func needsMarkers(m domain.Movie, c sampleClip) bool {
+	return len(c.markers) > 0 && m.Status == domain.StatusReady && len(m.Settings.Markers) == 0 &&
+		m.LastJob == nil && m.LiveLease(time.Now()) == nil
 }
 
 // finishSample waits for the ingest, then places the clip's markers as a

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
 )
 
@@ -329,6 +331,18 @@ func TestStartRefusesANonLoopbackAddress(t *testing.T) {
 
 func TestStartSeedsIdempotently(t *testing.T) {
 	s := startTestStack(t, Options{})
+	// A start that stopped between a sample's ingest and its markers: the
+	// row is ready without them (issue 20). The next start places them.
+	lease, now := token.New(), time.Now()
+	for _, c := range []domain.Command{
+		domain.OpenAnalysis{LeaseID: lease, User: domain.User{ID: "u-t", Name: "T"}, Now: now, Duration: time.Minute},
+		domain.EditMarkers{LeaseID: lease, Now: now, Markers: []domain.Marker{}},
+		domain.Release{LeaseID: lease, Now: now},
+	} {
+		if _, err := s.Movies.Commit(t.Context(), "zebrafish-larva", c); err != nil {
+			t.Fatalf("%T: %v", c, err)
+		}
+	}
 	// A second stack on the same tables keeps what is there.
 	again, err := Start(t.Context(), Options{DynamoDBEndpoint: envOrFail(t, "DYNAMODB_ENDPOINT"), SQSEndpoint: envOrFail(t, "SQS_ENDPOINT"),
 		Prefix: strings.TrimSuffix(s.Tables.Movies, "-movies"), Log: slog.New(slog.DiscardHandler)})
@@ -339,5 +353,8 @@ func TestStartSeedsIdempotently(t *testing.T) {
 	movies, malformed, err := again.Movies.List(t.Context())
 	if err != nil || len(movies) != len(SampleMovies(time.Now())) || len(malformed) != 0 {
 		t.Fatalf("%d movies, %d malformed (%v)", len(movies), len(malformed), err)
+	}
+	if m, err := again.Movies.Get(t.Context(), "zebrafish-larva"); err != nil || len(m.Settings.Markers) != 1 || m.Status != domain.StatusReady {
+		t.Fatalf("the sample's markers were not placed again: %+v %v", m.Settings.Markers, err)
 	}
 }

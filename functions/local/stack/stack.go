@@ -41,6 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/movietrace/tracinglocks/functions/internal/awsclients"
 	"github.com/movietrace/tracinglocks/functions/internal/dynamo"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
@@ -99,9 +100,12 @@ type Stack struct {
 // reach AWS.
 const Region = "us-east-1"
 
-// LocalConfig is the SDK configuration for the emulators.
+// LocalConfig is the SDK configuration for the emulators: as in AWS, the
+// SDK's retries are without the client-side retry quota
+// (awsclients.NoQuota), which lost answers would drain (issue 20).
 func LocalConfig() aws.Config {
-	return aws.Config{Region: Region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	return aws.Config{Region: Region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Retryer: awsclients.NoQuota}
 }
 
 // Start builds and starts the stack. ctx bounds the startup only; the stack
@@ -111,6 +115,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	cfg := LocalConfig()
+	if opts.Retryer != nil {
+		cfg.Retryer = opts.Retryer
+	}
 	ddbEP, sqsEP := opts.DynamoDBEndpoint, opts.SQSEndpoint
 	s := &Stack{
 		Tables:   dynamo.Tables{Movies: opts.Prefix + "-movies", Frames: opts.Prefix + "-frames", Audit: opts.Prefix + "-audit"},
@@ -226,6 +233,15 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 // Grace bounds how long Stop lets handler invocations in flight finish
 // before cancelling their context.
 const Grace = 10 * time.Second
+
+// Kill stops the stack as a killed process would: every invocation in
+// flight (an ingest, a trace segment, a sweep) has its context cancelled at
+// once, wherever it is between two writes, and nothing more is polled. The
+// fault suite restarts a stack on the same tables after it.
+func (s *Stack) Kill() error {
+	s.stopInvoke()
+	return s.Stop()
+}
 
 // Stop shuts the HTTP server down (requests in flight finish), stops
 // polling, lets invocations in flight finish for up to Grace and then

@@ -90,8 +90,11 @@ func localTracer(s *Stack, opts Options) (tracer.Tracer, error) {
 	if s.Files == nil {
 		return synthetic, nil
 	}
-	src, states := wiring.MovieFiles(s.Files)
-	video, err := tracer.NewVideo(tracer.VideoOptions{Source: src, States: states})
+	o, err := wiring.MovieFrames(s.Files)
+	if err != nil {
+		return nil, err
+	}
+	video, err := tracer.NewVideo(o)
 	if err != nil {
 		return nil, err
 	}

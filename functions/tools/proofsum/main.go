@@ -6,9 +6,10 @@
 //
 // Keys are summed across lines; the well-known ones come first, in a fixed
 // order (the fault suite's verdicts right after the histories'), the rest
-// alphabetically. It exits 1 if the file is missing or empty, or if any
+// alphabetically. It exits 1 if the file is missing or empty, if any
 // violation was counted (violations, or a fault-suite verdict other than
-// 0), so the summary can never read as a pass when nothing ran.
+// 0), or if a required count is missing (the chaos run's), so the summary
+// can never read as a pass when nothing ran.
 //
 //	proofsum FILE...
 package main
@@ -30,10 +31,32 @@ var first = []string{"histories", "violations",
 	// transition other than one, poison records never set aside; then what
 	// was injected.
 	"orphaned_leases", "unterminated_jobs", "mixed_frames", "mixed_marker_sets", "audit_mismatches", "poison_lost",
+	// The movie lifecycle under lost answers and kills (issue 20, the
+	// chaos run): movies nobody created or that outlived their delete,
+	// objects and frame rows of movies that do not exist, ingested movies
+	// whose source is still tagged pending, movies or traces not ended.
+	"ghost_movies", "orphaned_objects", "sources_at_risk", "unsettled_movies", "unended_traces",
 	"faults", "poison_records", "lost_responses", "fuzz_execs"}
 
 // mustBeZero are the counts that fail the summary when not 0.
-var mustBeZero = []string{"violations", "orphaned_leases", "unterminated_jobs", "mixed_frames", "mixed_marker_sets", "audit_mismatches", "poison_lost"}
+var mustBeZero = []string{"violations", "orphaned_leases", "unterminated_jobs", "mixed_frames", "mixed_marker_sets", "audit_mismatches", "poison_lost",
+	"ghost_movies", "orphaned_objects", "sources_at_risk", "unsettled_movies", "unended_traces"}
+
+// required are the counts `make proof` must have counted: the summary
+// fails when one is missing (its part did not run), so a 0 is never read
+// off a suite that was skipped.
+var required = []string{"ghost_movies", "orphaned_objects", "sources_at_risk"}
+
+// missing returns the required counts absent from sums.
+func missing(sums map[string]int64) []string {
+	var out []string
+	for _, k := range required {
+		if _, ok := sums[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 func main() {
 	sums, err := read(os.Args[1:])
@@ -42,6 +65,10 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(line(sums))
+	if m := missing(sums); len(m) > 0 {
+		fmt.Fprintln(os.Stderr, "proofsum: not counted (its part of the suite did not run):", strings.Join(m, ", "))
+		os.Exit(1)
+	}
 	if failed(sums) {
 		os.Exit(1)
 	}

@@ -65,3 +65,18 @@ func TestFaultSuiteCountsComeFirstAndFail(t *testing.T) {
 		}
 	}
 }
+
+// TestChaosCountsAreRequired: the chaos run's verdicts must be in the
+// summary; a file without them is missing them, one with them is not.
+func TestChaosCountsAreRequired(t *testing.T) {
+	if m := missing(map[string]int64{"histories": 1}); len(m) != len(required) {
+		t.Fatalf("missing %v", m)
+	}
+	sums := map[string]int64{"ghost_movies": 0, "orphaned_objects": 0, "sources_at_risk": 0}
+	if m := missing(sums); len(m) != 0 || failed(sums) {
+		t.Fatalf("missing %v, failed %v", m, failed(sums))
+	}
+	if got := line(sums); got != "proof: ghost_movies=0 orphaned_objects=0 sources_at_risk=0" {
+		t.Fatalf("line %q", got)
+	}
+}

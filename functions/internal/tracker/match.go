@@ -15,16 +15,6 @@ func (im image) at(x, y int) float32 {
 	return float32(im.pix[y*im.w+x])
 }
 
-// sample is the bilinear interpolation at (x, y).
-func (im image) sample(x, y float64) float32 {
-	fx, fy := math.Floor(x), math.Floor(y)
-	ax, ay := float32(x-fx), float32(y-fy)
-	x0, y0 := int(fx), int(fy)
-	top := im.at(x0, y0)*(1-ax) + im.at(x0+1, y0)*ax
-	bot := im.at(x0, y0+1)*(1-ax) + im.at(x0+1, y0+1)*ax
-	return top*(1-ay) + bot*ay
-}
-
 // cut samples the (2r+1)^2 patch centered at (cx, cy) into dst.
 func cut(im image, cx, cy float64, r int, dst []float32) {
 	side := 2*r + 1

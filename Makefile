@@ -193,6 +193,14 @@ synth: build layer web-dist ## Synthesize TracingLocks-$(ENV) into cdk.out/, off
 	CDK_OUTDIR=$(CDK_OUT) CDK_CONTEXT_JSON='$(CDK_CONTEXT)' $(GO) run ./infra
 	@echo "synthesized $(CDK_OUT)/TracingLocks-$(ENV).template.json"
 
+# The commit before the layout change (issue 21) and what to compare it with.
+SYNTH_BEFORE ?= 6865634^
+SYNTH_AFTER  ?= HEAD
+
+.PHONY: synth-diff
+synth-diff: ## Synthesize SYNTH_BEFORE (default: before the layout change) and SYNTH_AFTER (default HEAD; comma-separated) offline; diff the templates, asset hashes aside
+	$(GO) run ./functions/tools/synthdiff -before '$(SYNTH_BEFORE)' -after '$(SYNTH_AFTER)' -env $(ENV)
+
 .PHONY: deploy
 deploy: synth ## Deploy TracingLocks-$(ENV) (AWS credentials, bootstrapped account; make deploy ENV=prod)
 	$(CDK) deploy --app $(CDK_OUT) $(CDK_FLAGS) TracingLocks-$(ENV)

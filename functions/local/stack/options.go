@@ -56,6 +56,9 @@ type Options struct {
 	// MaxUploadBytes is the largest movie file POST /movies accepts
 	// (default httpapi.DefaultMaxUploadBytes).
 	MaxUploadBytes int64
+	// PartBytes is the part size of an upload in parts (default
+	// httpapi.DefaultPartBytes).
+	PartBytes int64
 	// SampleDir caches the generated sample clips (default: a directory
 	// under os.TempDir()).
 	SampleDir string

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
+	"github.com/movietrace/tracinglocks/functions/internal/logging"
 	"github.com/movietrace/tracinglocks/functions/local/lossy"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 	"github.com/movietrace/tracinglocks/functions/testkit/testenv"
@@ -51,6 +53,9 @@ type run struct {
 	traced  map[string]bool // movies with a started trace (202)
 	garbage string          // the upload that is no video
 	kills   int
+	// killedBeforePurge: deleted movies still deleting when the process
+	// was killed.
+	killedBeforePurge int
 }
 
 func (r *run) start() {
@@ -255,7 +260,7 @@ func chaosRun(t *testing.T, drained bool) {
 			LeaseDuration: 8 * time.Second, FrameDelay: 5 * time.Millisecond, ProgressEvery: 500 * time.Millisecond,
 			SweepEvery: time.Second, PurgeGrace: 2 * time.Second, VisibilityTimeout: 10 * time.Second,
 			SampleDir: filepath.Join(os.TempDir(), "tracinglocks-samples"),
-			Log:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Log:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: logging.Redact})),
 		}}
 	r.dp, r.sp = dp, sp
 	if drained {
@@ -291,7 +296,8 @@ func chaosRun(t *testing.T, drained bool) {
 	dp.Inject(lossy.Rule{Name: "purge", Op: "DeleteItem", Contains: []string{first[1]}, Times: 1})
 	r.remove(first[1])
 	first = slices.Delete(first, 1, 2)
-	for _, id := range first {
+	untraced := first[len(first)-1] // deleted right before the kill
+	for _, id := range first[:len(first)-1] {
 		r.trace(id)
 	}
 	var second []string
@@ -299,6 +305,14 @@ func chaosRun(t *testing.T, drained bool) {
 		second = append(second, r.create(i, clip))
 	}
 	time.Sleep(1500 * time.Millisecond)
+	// Killed between a delete's write and its purge: the row is deleting
+	// (the purge grace has not passed) when the process dies.
+	r.remove(untraced)
+	if m, ok := r.rows()[untraced]; ok && m.Status == domain.StatusDeleting {
+		r.killedBeforePurge++
+	} else {
+		t.Errorf("the movie deleted before the kill is %v (present %v), want deleting", m.Status, ok)
+	}
 	r.kill()
 
 	// Phase 2: the new process finishes what the killed one left (stale
@@ -327,9 +341,9 @@ func chaosRun(t *testing.T, drained bool) {
 		quota = 1
 	}
 	line := fmt.Sprintf("proof-count chaos_runs=1 chaos_runs_quota_drained=%d ghost_movies=%d orphaned_objects=%d sources_at_risk=%d unsettled_movies=%d unended_traces=%d "+
-		"lost_write_answers=%d lost_s3_answers=%d forced_losses=%d kills=%d chaos_movies=%d chaos_traces=%d chaos_deletes=%d",
+		"lost_write_answers=%d lost_s3_answers=%d forced_losses=%d kills=%d killed_traces=%d killed_before_purge=%d chaos_movies=%d chaos_traces=%d chaos_deletes=%d",
 		quota, c.ghosts, c.orphans, c.atRisk, c.unsettled, c.unended, dc.LostTotal(), sc.LostTotal(), len(dc.Ruled)+len(sc.Ruled),
-		r.kills, len(r.live), len(r.traced), len(r.deleted))
+		r.kills, c.killedTraces, r.killedBeforePurge, len(r.live), len(r.traced), len(r.deleted))
 	fmt.Println(line[len("proof-count "):])
 	if path := os.Getenv("PROOF_COUNTS"); path != "" {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -341,6 +355,15 @@ func chaosRun(t *testing.T, drained bool) {
 	}
 	for _, d := range c.details {
 		t.Log(d)
+	}
+	// Why jobs failed, as the worker logged it (the summaries say
+	// "internal error" for anything unforeseen).
+	n := 0
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `msg="job failed"`) && n < 8 {
+			t.Log(l)
+			n++
+		}
 	}
 	for _, name := range []string{"create-sample", "create", "ingest-completion", "delete", "purge"} {
 		if dc.Ruled[name] != 1 {

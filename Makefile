@@ -329,6 +329,8 @@ proof-suite:
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)
 	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_BUDGET_TRACE=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
 		-run '^TestTwoSecondInvocationsCompleteAThirtySecondTrace$$' ./functions/local/stack
+	PROOF_LONG_INGEST=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
+		-run '^TestFiveMinuteClipIngestsInFiveSecondRanges$$' ./functions/local/stack
 	$(MAKE) fuzz PROOF_COUNTS=$(PROOF_COUNTS)
 
 # Every Fuzz* target of the module for FUZZTIME each (go test -fuzz takes one

@@ -151,7 +151,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	res := Prepared{NextFrame: o.FromFrame}
 	stored := 0    // chunks of this range stored, from first
 	lastPath := "" // the last stored chunk, kept to count its frames
-	more := false // chunks finished but not stored: the range is over
+	more := false  // chunks finished but not stored: the range is over
 	// full: the range stored what it may (MaxChunks, or its deadline has
 	// passed and it stored one chunk at least).
 	full := func() bool {

@@ -18,8 +18,8 @@ import (
 // docs/media.md: 0.7-1.2x the upload's bytes on real and generated
 // footage, where "ultrafast" took 2.3x), one keyframe per chunk.
 const (
-	x264Preset = "veryfast"
-	x264CRF    = "20"
+	X264Preset = "veryfast"
+	X264CRF    = "20"
 )
 
 // PrepareOptions describe one range of a movie's preparation.
@@ -124,7 +124,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	}
 	args := append(append([]string{"-nostdin", "-hide_banner", "-v", "error"}, seek...), in...)
 	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-vsync", "passthrough", "-vf", filter,
-		"-c:v", "libx264", "-preset", x264Preset, "-crf", x264CRF, "-pix_fmt", "yuv420p",
+		"-c:v", "libx264", "-preset", X264Preset, "-crf", X264CRF, "-pix_fmt", "yuv420p",
 		"-g", strconv.Itoa(n), "-keyint_min", strconv.Itoa(n), "-sc_threshold", "0",
 		"-force_key_frames", "expr:eq(mod(n,"+strconv.Itoa(n)+"),0)",
 		"-f", "segment", "-segment_start_number", strconv.Itoa(first), "-reset_timestamps", "1",

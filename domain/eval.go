@@ -123,6 +123,8 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 			return nil, false
 		}
 		return *m.Calibration, true
+	case FieldTitle:
+		return m.Title, true
 	case FieldUploadExpiresAt:
 		if m.Upload == nil {
 			return nil, false
@@ -293,6 +295,8 @@ func (m *Movie) assign(a Assignment) {
 	case FieldCalibration:
 		c := a.Value.(Calibration)
 		m.Calibration = &c
+	case FieldTitle:
+		m.Title = a.Value.(string)
 	case FieldMarkers:
 		m.Settings.Markers = slices.Clone(a.Value.([]Marker))
 		if m.Settings.Markers == nil {

@@ -61,6 +61,7 @@ const (
 	// FieldLeasePlanFrom is the first frame of the tracing job's plan, recorded
 	// by BeginTrace (always present on a lease; 0 before the plan is made).
 	FieldLeasePlanFrom Field = "Lease.PlanFrom"
+	FieldTitle         Field = "Title"
 )
 
 // Fields lists every field a rule may name, so an adapter can check at start
@@ -71,7 +72,7 @@ var Fields = []Field{
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
-	FieldLeasePlanFrom,
+	FieldLeasePlanFrom, FieldTitle,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a

@@ -75,6 +75,9 @@ type Upload struct {
 	SizeBytes   int64
 	// ExpiresAt: after it, an upload that has not arrived expires.
 	ExpiresAt time.Time
+	// AddedBy is who created the movie (empty for movies made before it
+	// was recorded).
+	AddedBy User
 }
 
 // CreateMovie creates a movie awaiting its upload. It is stored with a
@@ -265,14 +268,15 @@ func (c FailIngest) Update() []Assignment {
 // commits it on every listed movie on which its precondition holds
 // (Decide): the precondition is the one statement of "an expired upload".
 //
-// Precondition: the movie awaits its upload and the upload's expiry has
-// passed at Now.
+// Precondition: the movie awaits its upload, its ingest has not begun
+// (an ingest that began can no longer expire, however long it takes: see
+// PrepareFrames) and the upload's expiry has passed at Now.
 type ExpireUpload struct{ Now time.Time }
 
 func (c ExpireUpload) Validate() error { return nil }
 
 func (c ExpireUpload) Precondition() []Clause {
-	return []Clause{awaiting, {If: UploadOverdue(c.Now), Else: func(Movie) error {
+	return []Clause{awaiting, ingestNotBegun, {If: UploadOverdue(c.Now), Else: func(Movie) error {
 		return Invalid("expiresAt", "the upload has not expired yet")
 	}}}
 }
@@ -356,4 +360,12 @@ func (c PrepareFrames) AlreadyApplied() Cond {
 
 // IngestBegun holds when the ingest of the movie's file has begun
 // (PrepareFrames recorded its first range).
-func IngestBegun(m Movie) bool { return m.Status == StatusAwaitingUpload && m.Progress.TotalFrames > 0 }
+func IngestBegun(m Movie) bool { return Holds(And{awaiting.If, Not{ingestNotBegun.If}}, &m) }
+
+// ingestNotBegun: no range of the ingest is recorded (a first range sets
+// Progress.TotalFrames to the movie's frame count, which is at least 1).
+// Stated as "not more than 0" so that an absent attribute reads as not
+// begun in the store as in the domain.
+var ingestNotBegun = Clause{If: Not{Cmp(FieldTotalFrames, OpGt, 0)}, Else: func(Movie) error {
+	return &Error{Code: CodeNotAwaitingUpload, Message: "This movie's file arrived and its frames are being prepared."}
+}}

@@ -60,6 +60,9 @@ type UploadItem struct {
 	ContentType string `dynamodbav:"contentType"`
 	SizeBytes   int64  `dynamodbav:"sizeBytes"`
 	ExpiresAt   int64  `dynamodbav:"expiresAt"`
+	// AddedByID and AddedByName: who created the movie.
+	AddedByID   string `dynamodbav:"addedById,omitempty"`
+	AddedByName string `dynamodbav:"addedByName,omitempty"`
 }
 
 // NewVideoItem converts the domain's video to its stored form.
@@ -176,7 +179,8 @@ func NewMovieItem(m domain.Movie) MovieItem {
 		it.Video = &v
 	}
 	if u := m.Upload; u != nil {
-		it.Upload = &UploadItem{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: Millis(u.ExpiresAt)}
+		it.Upload = &UploadItem{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: Millis(u.ExpiresAt),
+			AddedByID: u.AddedBy.ID, AddedByName: u.AddedBy.Name}
 	}
 	it.IngestFailure = m.IngestFailure
 	if m.Calibration != nil {
@@ -214,7 +218,8 @@ func (it MovieItem) Movie() domain.Movie {
 			ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
 	}
 	if u := it.Upload; u != nil {
-		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt)}
+		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt),
+			AddedBy: domain.User{ID: u.AddedByID, Name: u.AddedByName}}
 	}
 	m.IngestFailure = it.IngestFailure
 	if it.Calibration != nil {

@@ -55,9 +55,11 @@ function identityHeaders() {
 
 // api calls the API. Nothing is cached unless the caller asks (cache:
 // 'default' for frame images, which never change); signal cancels,
-// priority hints the fetch's priority.
-export async function api(method, path, { body, leaseId, accept, raw, keepalive, cache, signal, priority } = {}) {
+// priority hints the fetch's priority; idempotencyKey makes a create
+// retryable.
+export async function api(method, path, { body, leaseId, accept, raw, keepalive, cache, signal, priority, idempotencyKey } = {}) {
   const headers = identityHeaders();
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (leaseId) headers['Lease-Id'] = leaseId;
   headers.Accept = accept || 'application/json';

@@ -31,10 +31,12 @@ import * as results from './views/results.js';
 import * as history from './views/history.js';
 import * as calibration from './views/calibration.js';
 import * as plots from './views/plots.js';
+import * as upload from './views/upload.js';
+import * as manage from './views/manage.js';
 import { syncResults } from './actions/results.js';
 
 // A panel is a module with render(state); a new panel adds itself here.
-for (const v of [routes, identity, list, notready, analyze, lease, player, markers, settings, progress, job, results, history, calibration, plots]) {
+for (const v of [routes, identity, list, notready, analyze, lease, player, markers, settings, progress, job, results, history, calibration, plots, upload, manage]) {
   subscribe(v.render);
 }
 // A reaction, not a view: loads the derived results again when the frames,

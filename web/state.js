@@ -39,6 +39,8 @@ export let state = Object.freeze({
   route: null,
   generation: 0,        // bumps on every route change: stale async work stops
   movies: null,         // the list, sorted by title
+  uploads: [],          // the Add a movie panel's rows (actions/upload.js)
+  manage: null,         // the open rename/delete dialog (actions/manage.js)
   speed: 1,             // playback speed, 0.25 to 4 (kept across movies)
   ...analysisFields(),
 });

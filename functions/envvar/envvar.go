@@ -16,7 +16,8 @@ const (
 	LogLevel       = "LOG_LEVEL"
 	CORSOrigin     = "CORS_ORIGIN"
 	MoviesBucket   = "MOVIES_BUCKET"
-	MaxUploadBytes = "MOVIE_MAX_BYTES" // the largest movie file accepted
+	MaxUploadBytes = "MOVIE_MAX_BYTES"  // the largest movie file accepted
+	PartBytes      = "MOVIE_PART_BYTES" // the part size of an upload in parts
 	FFmpeg         = "FFMPEG"
 	FFprobe        = "FFPROBE"
 )

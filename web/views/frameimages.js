@@ -23,6 +23,7 @@ const KEEP = 16;
 const AHEAD = 8;
 const BEHIND = 1;
 const PARALLEL = 4;
+const RETRY_MS = 2000; // a frame whose image failed (not a 404) is asked for again after this
 const images = new Map(); // key movieId/frame -> ImageBitmap | 'loading' | 'none'
 const inflight = new Map(); // key -> { ctrl: AbortController, prefetch: bool }
 let wanted = []; // frames to fetch ahead, nearest first
@@ -57,7 +58,16 @@ async function loadImage(n, prefetch) {
       return;
     }
     images.set(key, 'none');
-    if (err instanceof APIError && err.status === 404) noImages = true; // no frame images for this movie: stop asking
+    if (err instanceof APIError && err.status === 404) {
+      noImages = true; // no frame images for this movie: stop asking
+    } else {
+      // A failure that may pass (a timeout, a busy server): ask again later.
+      setTimeout(() => {
+        if (images.get(key) !== 'none') return;
+        images.delete(key);
+        if (imageKey(state.frame) === key) onLoaded();
+      }, RETRY_MS);
+    }
   } finally {
     if (inflight.get(key) && inflight.get(key).ctrl === ctrl) inflight.delete(key);
     pump();

@@ -5,6 +5,7 @@ import { $, el, timeEl } from '../dom.js';
 import { LOCK } from '../constants.js';
 import { statusText, progressText } from '../facts.js';
 import { preparingText } from '../preparing.js';
+import { thumb, details, manageButtons } from './moviecells.js';
 
 function lockCell(m) {
   const l = m.lock;
@@ -18,12 +19,12 @@ function lockCell(m) {
 
 function row(m) {
   return el('tr', { dataset: { movieId: m.id } },
-    el('th', { scope: 'row' }, m.title),
+    el('th', { scope: 'row' }, el('span', { className: 'movie-title' }, thumb(m), el('span', {}, m.title, el('br'), details(m)))),
     el('td', { dataset: { testid: 'status-' + m.id, label: 'Status' } }, el('span', { className: 'status s-' + m.status }, preparingText(m) || statusText(m.status))),
     el('td', { dataset: { testid: 'progress-' + m.id, label: 'Progress' } }, progressText(m)),
     el('td', { dataset: { label: 'Lock' } }, lockCell(m)),
     el('td', {}, el('a', { href: '#/movies/' + encodeURIComponent(m.id), className: 'button', dataset: { testid: 'analyze-' + m.id },
-      'aria-label': 'Analyze ' + m.title }, 'Analyze')));
+      'aria-label': 'Analyze ' + m.title }, 'Analyze'), ' ', ...manageButtons(m)));
 }
 
 export function render(s) {

@@ -18,7 +18,13 @@ const selectedOf = (s) => ((s.movie && s.movie.markers) || []).some((mk) => mk.i
 
 const VIEW_KEYS = 'On the frame: Left and Right arrows step (Shift: 10 frames), Space plays, Home and End go to the ends, + and - zoom, 0 fits, Ctrl+arrows pan.';
 
+// A touch screen without a keyboard gets gestures, not keys.
+const touchOnly = () => window.matchMedia('(pointer: coarse)').matches && !window.matchMedia('(any-pointer: fine)').matches;
+
 function hint(can, selected) {
+  if (touchOnly()) {
+    return (can ? 'Tap the frame to place a marker. ' : '') + 'Pinch to zoom, drag a zoomed frame to move it; the buttons below step and play.';
+  }
   if (!can) return VIEW_KEYS + ' , and . step frames anywhere.';
   return selected
     ? 'Arrow keys move the selected marker (Shift: farther), Delete removes it, Escape deselects. , and . step frames.'

@@ -45,6 +45,9 @@ type Config struct {
 	// MaxUploadBytes is the largest movie file accepted (MOVIE_MAX_BYTES);
 	// 0 means the API's default.
 	MaxUploadBytes int64
+	// PartBytes is the part size of an upload in parts (MOVIE_PART_BYTES,
+	// 5 MiB to 5 GiB); 0 means the API's default.
+	PartBytes int64
 }
 
 // Environment variable names: see package envvar, the one list the CDK
@@ -75,6 +78,13 @@ func FromEnv(getenv func(string) string, required ...string) (Config, error) {
 			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 1 to 5 TiB", envvar.MaxUploadBytes, v)
 		}
 		c.MaxUploadBytes = n
+	}
+	if v := getenv(envvar.PartBytes); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < domain.MinPartBytes || n > 5<<30 {
+			return Config{}, fmt.Errorf("config: %s=%q must be a number of bytes from 5 MiB to 5 GiB", envvar.PartBytes, v)
+		}
+		c.PartBytes = n
 	}
 	if v := getenv(envvar.LeaseSeconds); v != "" {
 		n, err := strconv.Atoi(v)

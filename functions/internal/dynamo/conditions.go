@@ -48,6 +48,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldIngestFailure:    schema.AttrIngestFailure,
 	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
 	domain.FieldCalibration:      schema.AttrCalibration,
+	domain.FieldTitle:            schema.AttrTitle,
 }
 
 func name(f domain.Field) (expression.NameBuilder, error) {

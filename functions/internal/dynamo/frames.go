@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/retry"
+	"github.com/movietrace/tracinglocks/functions/internal/token"
 	"github.com/movietrace/tracinglocks/schema"
 )
 
@@ -154,6 +156,8 @@ func (s *FrameStore) Page(ctx context.Context, movieID string, from, limit int) 
 // for a conflict with a concurrent write, which wrote nothing and may be
 // retried. The SDK fills in a ClientRequestToken and retries transport
 // failures with it, so a retried transaction is applied at most once.
+// The retries are the store's own (retry.Default on retryableWrite, with
+// one ClientRequestToken), not the SDK's, whose quota may be drained.
 func (s *FrameStore) WriteFenced(ctx context.Context, movieID string, fence types.TransactWriteItem, puts []domain.Frame, deletes []int) error {
 	if !domain.ValidMovieID(movieID) {
 		return domain.Invalid("movieId", "malformed movie ID")
@@ -192,7 +196,15 @@ func (s *FrameStore) WriteFenced(ctx context.Context, movieID string, fence type
 		seen[i] = true
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: schema.FrameKey(movieID, i)}})
 	}
-	_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	// A lost answer is retried here, not by the SDK (lostanswer.go): one
+	// SDK attempt per send, the store's bounded retries, all with one
+	// ClientRequestToken, so a transaction that did commit is answered as
+	// committed by DynamoDB and applied once.
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(token.New())}
+	err := retry.Default.Do(ctx, retryableWrite, func() error {
+		_, err := s.client.TransactWriteItems(ctx, in, sdkOnce)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("fenced write of %d frames of %s: %w", n, movieID, err)
 	}

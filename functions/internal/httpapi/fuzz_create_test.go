@@ -20,6 +20,8 @@ func FuzzDecodeCreateMovie(f *testing.F) {
 		`{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":-1}`,
 		`{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":1e3}`,
 		`{"title":"a","title":"b"}`, `{}`, `[]`, ``, `{"title":"\u202e"}`,
+		`{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":99999999,"parts":true}`,
+		`{"title":"a","fileName":"a.mp4","contentType":"video/mp4","sizeBytes":9,"parts":"yes"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -46,7 +48,7 @@ func FuzzDecodeCreateMovie(f *testing.F) {
 			return
 		}
 		// Accepted: re-encoding the request decodes to the same request.
-		again, err := json.Marshal(map[string]any{"title": req.Title, "fileName": req.FileName, "contentType": req.ContentType, "sizeBytes": req.SizeBytes})
+		again, err := json.Marshal(map[string]any{"title": req.Title, "fileName": req.FileName, "contentType": req.ContentType, "sizeBytes": req.SizeBytes, "parts": req.Parts})
 		if err != nil {
 			t.Fatal(err)
 		}

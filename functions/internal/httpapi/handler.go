@@ -61,6 +61,12 @@ type Config struct {
 	// never arrived expires (default DefaultUploadExpiry).
 	MaxUploadBytes int64
 	UploadExpiry   time.Duration
+	// Multipart, when set, uploads a file larger than PartBytes in parts
+	// for a client that asks for parts (multipart.go); PartBytes is
+	// MOVIE_PART_BYTES (default DefaultPartBytes, at least
+	// domain.MinPartBytes).
+	Multipart MultipartFiles
+	PartBytes int64
 	// Metrics, when set, receives the API's business metrics (EMF): a
 	// LeaseConflicts count per 409 lease_held or lease_lost.
 	Metrics *emf.Writer
@@ -96,6 +102,11 @@ func New(c Config) (*Handler, error) {
 		return nil, errors.New("httpapi: lease duration must be positive")
 	case c.MaxUploadBytes < 0 || c.UploadExpiry < 0:
 		return nil, errors.New("httpapi: upload limits must not be negative")
+	case c.PartBytes != 0 && c.PartBytes < domain.MinPartBytes:
+		return nil, fmt.Errorf("httpapi: a part must be at least %d bytes", domain.MinPartBytes)
+	}
+	if c.PartBytes == 0 {
+		c.PartBytes = DefaultPartBytes
 	}
 	if c.Images == nil {
 		c.Images = unconfigured{}
@@ -150,6 +161,10 @@ func (h *Handler) routes() {
 	h.handle("POST /movies", identityRequired, h.createMovie)
 	h.handle("GET /movies/{id}", identityRequired, h.getMovie)
 	h.handle("DELETE /movies/{id}", identityRequired, h.deleteMovie)
+	h.handle("PUT /movies/{id}/title", identityRequired, h.renameMovie)
+	h.handle("POST /movies/{id}/upload/parts", identityRequired, h.uploadParts)
+	h.handle("POST /movies/{id}/upload/complete", identityRequired, h.completeUpload)
+	h.handle("POST /movies/{id}/upload/abort", identityRequired, h.abortUpload)
 	h.handle("GET /movies/{id}/frames/{n}/image", identityRequired, h.frameImage)
 	h.handle("GET /movies/{id}/chunks/{k}", identityRequired, h.chunk)
 	h.handle("POST /movies/{id}/analysis-lease", identityRequired, h.openAnalysis)

@@ -88,6 +88,9 @@ func TestNoLeaseIDInLogsOrResponses(t *testing.T) {
 				if !strings.HasPrefix(rec["route"].(string), ex.method+" /movies/{id}") && rec["route"] != "GET /movies" {
 					t.Fatalf("line %d route %v for %s %s", i, rec["route"], ex.method, ex.path)
 				}
+				if want := "INFO"; ex.status < 500 && rec["level"] != want {
+					t.Fatalf("line %d: a %d is logged at %v, want %s (refusals are not errors)", i, ex.status, rec["level"], want)
+				}
 				if ex.header.Get("X-Request-Id") != rec["requestId"] {
 					t.Fatalf("line %d requestId %v, response said %q", i, rec["requestId"], ex.header.Get("X-Request-Id"))
 				}

@@ -215,6 +215,13 @@ var scenarios = []scenario{
 			t.Fatal("lease left after header release")
 		}
 		a.alice().release(id).problem(428, domain.CodeLeaseRequired)
+		// Both sent: the Lease-Id header wins over the body (issue 21).
+		al.open(id).want(201)
+		al.doRaw("POST", "/movies/"+id+"/analysis-lease/release", `{"leaseId":"0123456789abcdef0123456789abcdef"}`,
+			header("Content-Type", "text/plain;charset=UTF-8"), al.withLease()).want(204)
+		if m := a.row(id); m.Lease != nil {
+			t.Fatal("the body's lease ID won over the Lease-Id header")
+		}
 		// A movie that does not exist has nothing to release either.
 		al.release("no-such-movie").want(204)
 	}},

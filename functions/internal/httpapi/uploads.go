@@ -65,12 +65,18 @@ const (
 	FrameImageCacheControl = "private, max-age=31536000, immutable"
 )
 
-// UploadView is the upload part of POST /movies.
+// UploadView is the upload part of POST /movies: one PUT (Method PUT, URL,
+// Headers), or, for a client that asked for parts and a file larger than
+// one part, an upload in parts (Method MULTIPART, UploadID, PartBytes and
+// every part's URL; see multipart.go).
 type UploadView struct {
 	Method    string            `json:"method"`
-	URL       string            `json:"url"`
+	URL       string            `json:"url,omitempty"`
 	Headers   map[string]string `json:"headers"`
 	ExpiresAt string            `json:"expiresAt"`
+	UploadID  string            `json:"uploadId,omitempty"`
+	PartBytes int64             `json:"partBytes,omitempty"`
+	Parts     []PartURL         `json:"parts,omitempty"`
 }
 
 // MovieCreated is the 201 of POST /movies.
@@ -79,9 +85,11 @@ type MovieCreated struct {
 	Upload UploadView  `json:"upload"`
 }
 
-// POST /movies {title, fileName, contentType, sizeBytes}: a new movie
-// awaiting its upload, and the presigned PUT that uploads it. Creating is
-// the domain's CreateMovie, stored by a conditional put.
+// POST /movies {title, fileName, contentType, sizeBytes, parts?}: a new
+// movie awaiting its upload, and the presigned PUT that uploads it (with
+// "parts": true and a file larger than one part, the presigned parts of a
+// multipart upload instead). Creating is the domain's CreateMovie, stored by
+// a conditional put.
 func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) error {
 	body, err := readBody(w, r, true)
 	if err != nil {
@@ -98,12 +106,20 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	cmd := domain.CreateMovie{
 		ID: id, Title: req.Title, MaxBytes: h.cfg.MaxUploadBytes, Now: c.now,
 		Upload: domain.Upload{FileName: req.FileName, ContentType: req.ContentType, SizeBytes: req.SizeBytes,
-			ExpiresAt: c.now.Add(h.cfg.UploadExpiry)},
+			ExpiresAt: c.now.Add(h.cfg.UploadExpiry), AddedBy: c.user},
 	}
 	if err := cmd.Validate(); err != nil {
 		return err
 	}
-	url, headers, err := h.cfg.Files.PresignUploadURL(r.Context(), cmd.ID, req.ContentType, req.SizeBytes, h.cfg.UploadExpiry)
+	var upload UploadView
+	if req.Parts && h.cfg.Multipart != nil && req.SizeBytes > h.cfg.PartBytes {
+		upload, err = h.startMultipart(r.Context(), cmd.ID, req.ContentType, req.SizeBytes, cmd.Upload.ExpiresAt)
+	} else {
+		var url string
+		var headers map[string]string
+		url, headers, err = h.cfg.Files.PresignUploadURL(r.Context(), cmd.ID, req.ContentType, req.SizeBytes, h.cfg.UploadExpiry)
+		upload = UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(cmd.Upload.ExpiresAt)}
+	}
 	if err != nil {
 		return err
 	}
@@ -124,10 +140,8 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	}
 	stateOf(r).movieID = m.ID
 	w.Header().Set("Location", "/movies/"+m.ID)
-	return writeJSON(w, http.StatusCreated, MovieCreated{
-		Movie:  detail(m, c.now, c.user),
-		Upload: UploadView{Method: http.MethodPut, URL: url, Headers: headers, ExpiresAt: formatTime(m.Upload.ExpiresAt)},
-	})
+	upload.ExpiresAt = formatTime(m.Upload.ExpiresAt)
+	return writeJSON(w, http.StatusCreated, MovieCreated{Movie: detail(m, c.now, c.user), Upload: upload})
 }
 
 // DELETE /movies/{id}: domain.DeleteMovie, one conditional write (no live
@@ -254,19 +268,22 @@ func newMovieID(id string) string {
 type createRequest struct {
 	Title, FileName, ContentType string
 	SizeBytes                    int64
+	// Parts: the client can upload in parts.
+	Parts bool
 }
 
-// decodeCreateMovie decodes {title, fileName, contentType, sizeBytes}
+// decodeCreateMovie decodes {title, fileName, contentType, sizeBytes, parts?}
 // strictly; the values themselves are the domain's to judge.
 func decodeCreateMovie(data []byte) (createRequest, error) {
 	var req createRequest
 	var size int
-	var titleSet, nameSet, typeSet, sizeSet bool
+	var titleSet, nameSet, typeSet, sizeSet, partsSet bool
 	err := decodeObject(data, "", map[string]fieldFunc{
 		"title":       stringField(&req.Title, &titleSet),
 		"fileName":    stringField(&req.FileName, &nameSet),
 		"contentType": stringField(&req.ContentType, &typeSet),
 		"sizeBytes":   intField(&size, &sizeSet),
+		"parts":       boolField(&req.Parts, &partsSet),
 	})
 	if err == nil {
 		err = firstErr(required("title", titleSet), required("fileName", nameSet),

@@ -68,6 +68,24 @@ type MovieSummary struct {
 	// FrameCount is the movie's length, so that a list can say how much of
 	// the movie (not only of the last trace) is traced.
 	FrameCount int `json:"frameCount"`
+	// Video (null until ingested) gives the list its size and duration; a
+	// thumbnail is frame 0's image. AddedBy is who created the movie.
+	Video   *VideoView `json:"video"`
+	AddedBy *UserView  `json:"addedBy,omitempty"`
+}
+
+// UserView names a user as the caller sees them.
+type UserView struct {
+	UserName string `json:"userName"`
+	Yours    bool   `json:"yours"`
+}
+
+func addedBy(m domain.Movie, caller domain.User) *UserView {
+	if m.Upload == nil || m.Upload.AddedBy.Name == "" {
+		return nil
+	}
+	a := m.Upload.AddedBy
+	return &UserView{UserName: a.Name, Yours: caller.ID != "" && a.ID == caller.ID}
 }
 
 // MovieList is GET /movies.
@@ -159,10 +177,11 @@ type VideoView struct {
 
 // UploadInfoView is the announced file.
 type UploadInfoView struct {
-	FileName    string `json:"fileName"`
-	ContentType string `json:"contentType"`
-	SizeBytes   int64  `json:"sizeBytes"`
-	ExpiresAt   string `json:"expiresAt"`
+	FileName    string    `json:"fileName"`
+	ContentType string    `json:"contentType"`
+	SizeBytes   int64     `json:"sizeBytes"`
+	ExpiresAt   string    `json:"expiresAt"`
+	AddedBy     *UserView `json:"addedBy,omitempty"`
 }
 
 func videoView(m domain.Movie) *VideoView {
@@ -174,12 +193,13 @@ func videoView(m domain.Movie) *VideoView {
 		Codec: v.Codec, DurationSeconds: v.DurationSeconds}
 }
 
-func uploadInfo(m domain.Movie) *UploadInfoView {
+func uploadInfo(m domain.Movie, caller domain.User) *UploadInfoView {
 	if m.Upload == nil {
 		return nil
 	}
 	u := m.Upload
-	return &UploadInfoView{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: formatTime(u.ExpiresAt)}
+	return &UploadInfoView{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: formatTime(u.ExpiresAt),
+		AddedBy: addedBy(m, caller)}
 }
 
 func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
@@ -189,6 +209,8 @@ func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
 		Progress:   ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
 		Lock:       liveHolder(m, now, caller),
 		FrameCount: m.FrameCount,
+		Video:      videoView(m),
+		AddedBy:    addedBy(m, caller),
 	}
 }
 
@@ -205,7 +227,7 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		CaptureInterval: m.Settings.CaptureInterval,
 		Version:         m.Version,
 		Video:           videoView(m),
-		Upload:          uploadInfo(m),
+		Upload:          uploadInfo(m, caller),
 		IngestFailure:   m.IngestFailure,
 		Calibration:     calibrationView(m),
 		Restart:         restartView(m, now),

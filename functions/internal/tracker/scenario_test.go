@@ -306,3 +306,24 @@ func TestScenarioMergedMarkers(t *testing.T) {
 		t.Log("B never reached A's target (lost instead)")
 	}
 }
+
+// The forward-backward check measures where the image at the match lands
+// in the previous frame to a fraction of a pixel (the search's quadratic
+// peak): with a tolerance of a quarter pixel (Params.FBError 0.25), a
+// target moving by fractions of a pixel is still followed in every frame.
+// Whole-pixel back matches err by up to 0.7 px and would lose it.
+func TestScenarioSubPixelBackCheck(t *testing.T) {
+	bg, tex := texture(1, sw, sh), texture(2, sw, sh)
+	var frames [][]byte
+	var xs, ys []float64
+	for f := range 30 {
+		x, y := 100.3+0.37*float64(f), 120.6+0.21*float64(f)
+		frames = append(frames, frame(bg, target{x: x, y: y, half: 16, tex: tex}))
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	for f, pts := range follow(t, tracker.Params{FBError: 0.25}, frames, [2]float64{xs[0], ys[0]}) {
+		if p := pts[0]; !near(p, xs[f], ys[f], 0.2) || p.Uncertain() {
+			t.Fatalf("frame %d: %+v, target at %.2f,%.2f", f, p, xs[f], ys[f])
+		}
+	}
+}

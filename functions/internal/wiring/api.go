@@ -16,10 +16,11 @@ import (
 
 // The stores are what the API handler needs.
 var (
-	_ httpapi.MovieStore   = (*dynamo.MovieStore)(nil)
-	_ httpapi.FrameReader  = (*dynamo.FrameStore)(nil)
-	_ httpapi.MovieFiles   = (*s3store.Store)(nil)
-	_ httpapi.MovieCatalog = (*dynamo.MovieStore)(nil)
+	_ httpapi.MovieStore     = (*dynamo.MovieStore)(nil)
+	_ httpapi.FrameReader    = (*dynamo.FrameStore)(nil)
+	_ httpapi.MovieFiles     = (*s3store.Store)(nil)
+	_ httpapi.MovieCatalog   = (*dynamo.MovieStore)(nil)
+	_ httpapi.MultipartFiles = (*s3store.Store)(nil)
 )
 
 // API builds the browser API on cfg's three tables and the movies bucket
@@ -49,6 +50,8 @@ func API(cfg config.Config, clients awsclients.Clients, files *s3store.Store, au
 		Images:         images,
 		Catalog:        movies,
 		MaxUploadBytes: cfg.MaxUploadBytes,
+		Multipart:      files,
+		PartBytes:      cfg.PartBytes,
 		History:        dynamo.NewAuditReader(clients.DynamoDB, cfg.Tables.Audit),
 		Metrics:        metrics,
 	})

@@ -9,7 +9,9 @@
 //
 //	go run ./functions/local/run [-addr 127.0.0.1:8080] [-lease 15m] [-frame-delay 40ms] [-v]
 //
-// LEASE_SECONDS, when set, is the default of -lease, as in the Lambdas.
+// LEASE_SECONDS, when set, is the default of -lease, as in the Lambdas;
+// MOVIE_MAX_BYTES (the largest file added) and MOVIE_PART_BYTES (the part
+// size of an upload in parts) are read as the API Lambda reads them.
 // LOSE_DYNAMODB_WRITES=0.3 puts DynamoDB Local behind a local proxy that
 // loses that share of the write answers after commit (functions/local/lossy;
 // never part of a Lambda), to watch the system under issue 20's adversary.
@@ -58,9 +60,11 @@ func main() {
 
 func run() error {
 	lease := domain.DefaultLeaseDuration
-	if cfg, err := config.FromProcess(); err != nil {
+	cfg, err := config.FromProcess()
+	if err != nil {
 		return err
-	} else if os.Getenv(envvar.LeaseSeconds) != "" {
+	}
+	if os.Getenv(envvar.LeaseSeconds) != "" {
 		lease = cfg.LeaseDuration
 	}
 	addr := flag.String("addr", "127.0.0.1:8080", "loopback address of the page and the API (a free port if this one is taken)")
@@ -141,6 +145,8 @@ func run() error {
 		DynamoDBEndpoint: ep.DynamoDB, SQSEndpoint: ep.SQS, S3Endpoint: ep.S3, WorkerInvocation: invocation,
 		Addr: *addr, LeaseDuration: lease, FrameDelay: *frameDelay, Log: log,
 		SignIn: !*devOnly, DevAuth: devAuth,
+		// MOVIE_MAX_BYTES and MOVIE_PART_BYTES, as in the API Lambda.
+		MaxUploadBytes: cfg.MaxUploadBytes, PartBytes: cfg.PartBytes,
 	}
 	opts.SampleDir = filepath.Join(dir, "samples") // the sample clips: generated once, reused
 	if *deployed != "" {

@@ -45,7 +45,11 @@ func (s *Stack) startMovieStorage(ctx context.Context, opts Options) (ingestPoll
 		return nil, err
 	}
 	endpoint = s.s3Front.URL
-	s.S3 = s3store.NewClient(LocalConfig(), endpoint)
+	cfg := LocalConfig()
+	if opts.Retryer != nil {
+		cfg.Retryer = opts.Retryer
+	}
+	s.S3 = s3store.NewClient(cfg, endpoint)
 	if u, err := url.Parse(endpoint); err == nil {
 		s.storageOrigin = u.Scheme + "://" + u.Host
 	}

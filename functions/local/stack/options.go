@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/tracer"
 	"github.com/movietrace/tracinglocks/functions/local/oidcprovider"
@@ -54,6 +56,9 @@ type Options struct {
 	// MaxUploadBytes is the largest movie file POST /movies accepts
 	// (default httpapi.DefaultMaxUploadBytes).
 	MaxUploadBytes int64
+	// PartBytes is the part size of an upload in parts (default
+	// httpapi.DefaultPartBytes).
+	PartBytes int64
 	// SampleDir caches the generated sample clips (default: a directory
 	// under os.TempDir()).
 	SampleDir string
@@ -88,6 +93,10 @@ type Options struct {
 	// DefaultReadHeaderTimeout, DefaultIdleTimeout).
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// Retryer replaces the SDK retryer of every client (default
+	// awsclients.NoQuota, as in AWS); the fault suite passes one whose
+	// client-side retry quota is already drained (issue 20).
+	Retryer func() aws.Retryer
 	// Log receives the stack's and the handlers' logs (default: discard).
 	Log *slog.Logger
 	// SignIn serves the local OIDC provider under /oidc/ and makes the API

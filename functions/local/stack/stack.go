@@ -115,6 +115,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	cfg := LocalConfig()
+	if opts.Retryer != nil {
+		cfg.Retryer = opts.Retryer
+	}
 	ddbEP, sqsEP := opts.DynamoDBEndpoint, opts.SQSEndpoint
 	s := &Stack{
 		Tables:   dynamo.Tables{Movies: opts.Prefix + "-movies", Frames: opts.Prefix + "-frames", Audit: opts.Prefix + "-audit"},

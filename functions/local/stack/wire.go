@@ -45,7 +45,7 @@ func devAuthEnv(k string) string {
 func wire(s *Stack, opts Options, auth httpapi.Authenticator) (parts, error) {
 	// The Lambda mains' wiring, on the stack's tables, queues and bucket.
 	cfg := config.Config{Tables: config.Tables(s.Tables), QueueURL: s.QueueURL, PoisonQueueURL: s.PoisonQueueURL,
-		LeaseDuration: opts.LeaseDuration, MaxUploadBytes: opts.MaxUploadBytes}
+		LeaseDuration: opts.LeaseDuration, MaxUploadBytes: opts.MaxUploadBytes, PartBytes: opts.PartBytes}
 	clients := awsclients.Clients{DynamoDB: s.DynamoDB, Streams: s.Streams, SQS: s.SQS, S3: s.S3}
 	api, err := wiring.API(cfg, clients, s.Files, auth, opts.Log.With("component", "api"), nil)
 	if err != nil {

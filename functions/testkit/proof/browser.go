@@ -68,7 +68,7 @@ func (c *client) browse() {
 			}
 			job := token.New()
 			from := c.rng.IntN(FrameCount) // sometimes outside the trim: refused
-			if seen != nil && c.chance(0.85) {
+			if seen != nil && seen.Settings.Trim.End > seen.Settings.Trim.Start && c.chance(0.85) {
 				t := seen.Settings.Trim
 				from = t.Start + c.rng.IntN(t.End-t.Start)
 			}

@@ -30,16 +30,25 @@ type Config struct {
 	// yields histories worth checking.
 	MinOps int
 	Seed   uint64
+	// Lifecycle starts the history without a row: one more client, the
+	// owner, creates the movie, ingests it and deletes it (lifecycle.go).
+	Lifecycle bool
 }
 
-// Clients returns the number of clients.
-func (c Config) Clients() int { return c.Browsers + c.Workers }
+// Clients returns the number of clients: browsers, workers, then the owner
+// of a lifecycle history.
+func (c Config) Clients() int {
+	if c.Lifecycle {
+		return c.Browsers + c.Workers + 1
+	}
+	return c.Browsers + c.Workers
+}
 
 // RandomConfig draws a history's shape from seed: 3-6 browsers and 1-2
 // workers, a length in [minLen, maxLen], a lease of 250 ms to 1.5 s (short,
 // so that most histories see leases lapse, which is where skew matters) and each
 // client's clock offset uniform in [-maxSkew, maxSkew]; one history in five
-// runs without skew.
+// runs without skew; one history in two is a lifecycle history.
 func RandomConfig(seed uint64, maxSkew, minLen, maxLen time.Duration) Config {
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	c := Config{
@@ -50,6 +59,7 @@ func RandomConfig(seed uint64, maxSkew, minLen, maxLen time.Duration) Config {
 		Think:    time.Duration(2+r.IntN(14)) * time.Millisecond,
 		Seed:     seed,
 	}
+	c.Lifecycle = r.IntN(2) == 0
 	c.MinOps = 15 * c.Clients()
 	skewed := maxSkew > 0 && r.IntN(5) != 0
 	c.Skews = make([]time.Duration, c.Clients())
@@ -84,18 +94,20 @@ var users = []domain.User{{ID: "u1", Name: "Ada"}, {ID: "u2", Name: "Brian"}, {I
 // Run records one history: it creates the movie, runs the clients until
 // cfg.Length has passed, then reads the final row and the stored frames.
 func Run(ctx context.Context, s Store, movieID string, cfg Config) (*History, error) {
-	created := time.Now().UTC().Truncate(time.Millisecond)
-	m, err := domain.NewMovie(movieID, "Proof "+movieID, FrameCount, 25, created)
-	if err != nil {
-		return nil, err
-	}
-	m.Settings.Markers = []domain.Marker{{ID: "m0", Label: "tip", X: 0.5, Y: 0.5}}
-	if err := s.Create(ctx, m); err != nil {
-		return nil, fmt.Errorf("create movie: %w", err)
-	}
-	initial, err := s.Get(ctx, movieID)
-	if err != nil {
-		return nil, fmt.Errorf("read created movie: %w", err)
+	var initial domain.Movie // a lifecycle history starts without a row
+	if !cfg.Lifecycle {
+		created := time.Now().UTC().Truncate(time.Millisecond)
+		m, err := domain.NewMovie(movieID, "Proof "+movieID, FrameCount, 25, created)
+		if err != nil {
+			return nil, err
+		}
+		m.Settings.Markers = []domain.Marker{{ID: "m0", Label: "tip", X: 0.5, Y: 0.5}}
+		if err := s.Create(ctx, m); err != nil {
+			return nil, fmt.Errorf("create movie: %w", err)
+		}
+		if initial, err = s.Get(ctx, movieID); err != nil {
+			return nil, fmt.Errorf("read created movie: %w", err)
+		}
 	}
 	h := &harness{ctx: ctx, store: s, movieID: movieID, cfg: cfg, start: time.Now()}
 	h.deadline = h.start.Add(cfg.Length)
@@ -108,10 +120,13 @@ func Run(ctx context.Context, s Store, movieID string, cfg Config) (*History, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if i < cfg.Browsers {
+			switch {
+			case i < cfg.Browsers:
 				c.browse()
-			} else {
+			case i < cfg.Browsers+cfg.Workers:
 				c.work()
+			default:
+				c.own()
 			}
 		}()
 	}
@@ -125,6 +140,9 @@ func Run(ctx context.Context, s Store, movieID string, cfg Config) (*History, er
 		ops[i].ID = i
 	}
 	final, err := s.Get(ctx, movieID)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		final, err = domain.Movie{}, nil // purged, or never created
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read final movie: %w", err)
 	}
@@ -227,6 +245,11 @@ func (c *client) do(call Call) Outcome {
 		out = classify(&m, err)
 	case KindFrame:
 		out = classify(nil, c.h.store.WriteFrame(ctx, c.h.movieID, call.Fence, call.Frame, call.Token))
+	case KindCreate:
+		out = classify(nil, c.h.store.Create(ctx, call.Create.Movie())) // a put answers no row
+	case KindPurge:
+		m, err := c.h.store.Delete(ctx, c.h.movieID, domain.PurgeMovie{})
+		out = classify(&m, err)
 	default:
 		m, err := c.h.store.Commit(ctx, c.h.movieID, call.Cmd)
 		out = classify(&m, err)

@@ -26,6 +26,10 @@ type Stats struct {
 	// claims of a later segment (ClaimSegment with Segment > 0), Sweeps
 	// accepted FinalizeStaleTrace writes (the sweeper's).
 	HandOffs, Continuations, Sweeps int
+	// The lifecycle (lifecycle.go): accepted creations (the first and its
+	// replays), ingest ranges, completed ingests, expired uploads, deletes
+	// and purges.
+	Creates, Ranges, Ingests, Expiries, Deletes, Purges int
 }
 
 // Add accumulates s2 into s.
@@ -43,6 +47,12 @@ func (s *Stats) Add(s2 Stats) {
 	s.HandOffs += s2.HandOffs
 	s.Continuations += s2.Continuations
 	s.Sweeps += s2.Sweeps
+	s.Creates += s2.Creates
+	s.Ranges += s2.Ranges
+	s.Ingests += s2.Ingests
+	s.Expiries += s2.Expiries
+	s.Deletes += s2.Deletes
+	s.Purges += s2.Purges
 }
 
 // Invariants checks a history against the protocol's invariants (see the
@@ -61,13 +71,14 @@ type checker struct {
 	violations []string
 	stats      Stats
 
-	writes   []*Op                  // accepted commands, by version
-	replaced map[string]*Op         // job ID -> the accepted write that replaced or removed its lease
-	started  map[string]bool        // job IDs of accepted StartTrace writes
-	claims   map[string]*Op         // job ID -> its first accepted claim; claimKey (job and segment) -> that segment's
-	renewer  map[string]int         // lease ID -> client whose write last set its expiry
-	states   map[int64]domain.Movie // every committed row, by version
-	missing  map[int64]bool         // versions committed by writes whose outcome is unknown
+	writes    []*Op                  // accepted commands, by version
+	replaced  map[string]*Op         // job ID -> the accepted write that replaced or removed its lease
+	started   map[string]bool        // job IDs of accepted StartTrace writes
+	claims    map[string]*Op         // job ID -> its first accepted claim; claimKey (job and segment) -> that segment's
+	renewer   map[string]int         // lease ID -> client whose write last set its expiry
+	states    map[int64]domain.Movie // every committed row, by version
+	missing   map[int64]bool         // versions committed by writes whose outcome is unknown
+	lifecycle                        // creations and purges (lifecycle_check.go)
 }
 
 func (c *checker) fail(op *Op, format string, args ...any) {
@@ -90,6 +101,7 @@ func (c *checker) run() {
 			if op.Call.Kind == KindCommand {
 				unknownWrites++
 			}
+			c.unknownLifecycle(op)
 		case op.Out.Err != "":
 			c.fail(op, "store error that is neither a refusal nor a transport failure: %s", op.Out.Err)
 		case op.Out.Refusal != nil:
@@ -110,6 +122,8 @@ func (c *checker) run() {
 				reads = append(reads, op)
 			case KindFrame:
 				frames = append(frames, op)
+			case KindCreate, KindPurge:
+				c.acceptedLifecycle(op)
 			}
 		}
 		switch op.Call.Kind {
@@ -161,7 +175,7 @@ func (c *checker) separateReplays() {
 // once; a gap is allowed only for a write whose outcome is unknown.
 func (c *checker) versions(unknownWrites int) {
 	sort.SliceStable(c.writes, func(i, j int) bool { return c.writes[i].Out.Movie.Version < c.writes[j].Out.Movie.Version })
-	first, last := c.h.Initial.Version, c.h.Final.Version
+	first, last := c.h.Initial.Version, c.lastVersion()
 	seen := map[int64]*Op{}
 	for _, w := range c.writes {
 		v := w.Out.Movie.Version
@@ -169,13 +183,13 @@ func (c *checker) versions(unknownWrites int) {
 			c.fail(w, "produced version %d, as did op %d: two writes committed on the same row version", v, prev.ID)
 		}
 		seen[v] = w
-		if v <= first || v > last {
+		if v <= first+c.createdVersions() || v > last {
 			c.fail(w, "produced version %d outside (%d, %d]", v, first, last)
 		}
 	}
 	var missing []int64
 	c.missing = map[int64]bool{}
-	for v := first + 1; v <= last; v++ {
+	for v := first + 1 + c.createdVersions(); v <= last; v++ {
 		if seen[v] == nil {
 			missing = append(missing, v)
 			c.missing[v] = true
@@ -189,7 +203,7 @@ func (c *checker) versions(unknownWrites int) {
 // replay re-executes the accepted writes in version order and checks each
 // step's invariants.
 func (c *checker) replay() {
-	state := c.h.Initial
+	state := c.created()
 	for _, w := range c.writes {
 		got := *w.Out.Movie
 		if got.Version == state.Version+1 {
@@ -201,6 +215,7 @@ func (c *checker) replay() {
 				c.fail(w, "returned a row that replaying it does not produce:\n   got  %s\n   want %s", DescribeMovie(got, c.h.Base), DescribeMovie(next, c.h.Base))
 			}
 			c.step(w, state, got)
+			c.stepLifecycle(w, state, got)
 		}
 		// Otherwise an unknown write landed in between: the previous row is
 		// not known, so only the bookkeeping below applies.
@@ -208,7 +223,7 @@ func (c *checker) replay() {
 		state = got
 		c.states[got.Version] = got
 	}
-	if !SameMovie(state, c.h.Final) {
+	if state = c.purged(state); !SameMovie(state, c.h.Final) {
 		c.fail(nil, "the final row is not the last accepted write's row:\n   final %s\n   last  %s", DescribeMovie(c.h.Final, c.h.Base), DescribeMovie(state, c.h.Base))
 	}
 }

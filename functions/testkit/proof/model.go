@@ -26,6 +26,12 @@ const (
 	// movie row plus a Put in the frames table, in one transaction). It
 	// reads the row and never changes it.
 	KindFrame
+	// KindCreate is a movie's creation (domain.CreateMovie, a conditional
+	// put of a row that does not exist; lifecycle.go).
+	KindCreate
+	// KindPurge removes a deleting movie's row (a conditional delete under
+	// domain.PurgeMovie, as the sweeper's purge makes it).
+	KindPurge
 )
 
 // Call is the input of an operation.
@@ -35,6 +41,8 @@ type Call struct {
 	Fence domain.JobFence // KindFrame
 	Frame int             // KindFrame: the frame index
 	Token string          // KindFrame: unique per write, stored with the frame
+	// Create is the creation of a KindCreate.
+	Create *domain.CreateMovie
 }
 
 // Outcome is what a client observed.
@@ -115,6 +123,12 @@ func step(state domain.Movie, in Call, out Outcome) []any {
 		if out.Unknown {
 			return []any{state}
 		}
+		if Absent(state) {
+			if out.Refusal != nil && out.Refusal.Code == domain.CodeNotFound {
+				return []any{state}
+			}
+			return nil
+		}
 		if out.Movie != nil && SameMovie(*out.Movie, state) {
 			return []any{state}
 		}
@@ -124,14 +138,20 @@ func step(state domain.Movie, in Call, out Outcome) []any {
 		if out.Unknown {
 			return []any{state} // a frame write never changes the row
 		}
-		err := domain.Decide(in.Fence, &state)
+		err := domain.Decide(in.Fence, row(state))
 		if (err == nil) != out.Accepted() || (err != nil && !SameRefusal(err, out.Refusal)) {
 			return nil
 		}
 		return []any{state}
 
+	case KindCreate:
+		return stepCreate(state, *in.Create, out)
+
+	case KindPurge:
+		return stepPurge(state, out)
+
 	default:
-		next, err := domain.Execute(&state, in.Cmd)
+		next, err := domain.Execute(row(state), in.Cmd)
 		if out.Unknown {
 			if err != nil {
 				return []any{state}
@@ -197,6 +217,10 @@ func DescribeCall(c Call, base time.Time) string {
 	switch c.Kind {
 	case KindRead:
 		return "Get"
+	case KindCreate:
+		return fmt.Sprintf("CreateMovie(%q, expires %s, now %s)", c.Create.Title, rel(c.Create.Upload.ExpiresAt, base), rel(c.Create.Now, base))
+	case KindPurge:
+		return "PurgeMovie"
 	case KindFrame:
 		return fmt.Sprintf("WriteFrame(job %s, frame %d, now %s)", short(c.Fence.JobID), c.Frame, rel(c.Fence.Now, base))
 	}
@@ -230,6 +254,9 @@ func DescribeCall(c Call, base time.Time) string {
 	case domain.FailJob:
 		return fmt.Sprintf("FailJob(%s, frames %d, now %s)", short(x.Job.ID), x.FramesWritten, rel(x.Now, base))
 	}
+	if s, ok := describeLifecycle(c.Cmd, base); ok {
+		return s
+	}
 	return fmt.Sprintf("%T", c.Cmd)
 }
 
@@ -249,6 +276,9 @@ func describeOutcome(o Outcome) string {
 
 // DescribeMovie renders the parts of a movie the protocol is about.
 func DescribeMovie(m domain.Movie, base time.Time) string {
+	if Absent(m) {
+		return "no row"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "v%d %s", m.Version, m.Status)
 	if l := m.Lease; l != nil {

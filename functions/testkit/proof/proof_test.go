@@ -129,6 +129,8 @@ func TestLinearizable(t *testing.T) {
 		total.Ops, total.Accepted, total.Refused, total.Unknown, total.Reads, total.FrameWrites, total.Takeovers, total.EarlyTakeovers, total.Fenced)
 	t.Logf("segments: %d hand-offs, %d continuations claimed; %d stale traces finalised by the sweeper's rule",
 		total.HandOffs, total.Continuations, total.Sweeps)
+	t.Logf("lifecycle: %d creations accepted (with replays), %d ingest ranges, %d ingests completed, %d uploads expired, %d deletes, %d purges",
+		total.Creates, total.Ranges, total.Ingests, total.Expiries, total.Deletes, total.Purges)
 	if err := proof.AppendCounts("histories", n, "violations", violations, "ops", total.Ops,
 		"frame_writes", total.FrameWrites, "takeovers", total.Takeovers, "early_takeovers", total.EarlyTakeovers, "fenced", total.Fenced); err != nil {
 		t.Errorf("append counts: %v", err)
@@ -144,5 +146,8 @@ func TestLinearizable(t *testing.T) {
 	}
 	if n > fastHistories && (total.HandOffs == 0 || total.Continuations == 0 || total.Sweeps == 0) {
 		t.Errorf("no job ran as segments, or no stale trace was swept: %+v", total)
+	}
+	if n > fastHistories && (total.Creates == 0 || total.Ranges == 0 || total.Ingests == 0 || total.Expiries == 0 || total.Deletes == 0 || total.Purges == 0) {
+		t.Errorf("the histories did not run the movie lifecycle (create, ingest, expiry, delete, purge): %+v", total)
 	}
 }

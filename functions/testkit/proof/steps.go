@@ -39,7 +39,7 @@ func commandNow(cmd domain.Command) time.Time {
 	case domain.FinalizeStaleTrace:
 		return x.Now
 	}
-	return time.Time{}
+	return lifecycleNow(cmd)
 }
 
 // jobOf returns the job ID a worker command acts for, or "".

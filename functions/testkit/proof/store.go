@@ -15,6 +15,9 @@ import (
 type Store interface {
 	Create(ctx context.Context, m domain.Movie) error
 	Commit(ctx context.Context, movieID string, cmd domain.Command) (domain.Movie, error)
+	// Delete removes the row under a guard (domain.PurgeMovie) and returns
+	// the row it removed.
+	Delete(ctx context.Context, movieID string, g domain.Guard) (domain.Movie, error)
 	Get(ctx context.Context, movieID string) (domain.Movie, error)
 	// WriteFrame stores one frame of a job, fenced on the job's claimed live
 	// lease; a refusal is the domain's (CodeLeaseLost).

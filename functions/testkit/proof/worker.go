@@ -48,7 +48,9 @@ func (c *client) sweep() {
 	}
 	if f, ok := domain.StaleTraceAt(*out.Movie, c.now()); ok {
 		c.command(f)
+		return
 	}
+	c.sweepLifecycle(*out.Movie)
 }
 
 func (c *client) trace(d delivery) {

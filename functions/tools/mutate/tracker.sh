@@ -5,11 +5,14 @@
 set -u
 dir=functions/internal/tracker
 killed=0; total=0
+# The original of the mutated file: a private temporary file (several
+# worktrees on one machine may run this script at once).
+orig=$(mktemp); trap 'rm -f "$orig"' EXIT
 mutant() { # name file old new
   local name=$1 file=$dir/$2 old=$3 new=$4
   total=$((total+1))
-  cp "$file" /tmp/mutate.orig
-  python3 - "$file" "$old" "$new" <<'PY' || { echo "MUTANT NOT APPLIED: $name"; cp /tmp/mutate.orig "$file"; return; }
+  cp "$file" "$orig"
+  python3 - "$file" "$old" "$new" <<'PY' || { echo "MUTANT NOT APPLIED: $name"; cp "$orig" "$file"; return; }
 import sys
 p, old, new = sys.argv[1:]
 s = open(p).read()
@@ -18,7 +21,7 @@ if s.count(old) != 1:
 open(p, "w").write(s.replace(old, new))
 PY
   if ! go vet ./$dir >/dev/null 2>&1; then
-    echo "MUTANT DOES NOT COMPILE: $name"; cp /tmp/mutate.orig "$file"; return
+    echo "MUTANT DOES NOT COMPILE: $name"; cp "$orig" "$file"; return
   fi
   if out=$(go test -count=1 ./$dir 2>&1); then
     echo "SURVIVED: $name"
@@ -26,7 +29,7 @@ PY
     killed=$((killed+1))
     echo "killed: $name by $(echo "$out" | grep -o -m1 -- '--- FAIL: [A-Za-z/_-]*' | cut -c11-)"
   fi
-  cp /tmp/mutate.orig "$file"
+  cp "$orig" "$file"
 }
 mutant "sub-pixel" match.go 'ox, oy := peak(n[:], 3, 1, 1)' 'ox, oy := 0.0, 0.0' 
 mutant "sub-pixel refine off" tracker.go 'if x, y, ok := refine(im, tpl, r, best.x, best.y); ok' 'if x, y, ok := refine(im, tpl, r, best.x, best.y); false && ok'

@@ -22,7 +22,10 @@ import (
 // S3 emulator (no proxy in between).
 type counts struct {
 	ghosts, orphans, atRisk, unsettled, unended int
-	details                                     []string
+	// killedTraces: traces the kill stopped, ended by the sweeper with
+	// the stalled summary (visibly: not a verdict).
+	killedTraces int
+	details      []string
 }
 
 func (c *counts) note(format string, args ...any) {
@@ -140,10 +143,16 @@ func (r *run) count() counts {
 			}
 		}
 	}
-	statuses := map[domain.Status]int{}
+	statuses, summaries := map[domain.Status]int{}, map[string]int{}
 	for id := range r.live {
-		statuses[rows[id].Status]++
+		m := rows[id]
+		statuses[m.Status]++
+		if m.Status == domain.StatusFailed && m.LastJob != nil {
+			summaries[m.LastJob.FailureSummary]++
+		}
 	}
+	c.note("failed traces' reasons: %v", summaries)
+	c.killedTraces = summaries[domain.StalledSummary]
 	c.note("final statuses of the %d movies: %v", len(r.live), statuses)
 	if m, ok := rows[r.garbage]; !ok || m.Status != domain.StatusIngestFailed {
 		c.unsettled++

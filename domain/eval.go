@@ -81,6 +81,11 @@ func (m *Movie) value(f Field) (v any, ok bool) {
 		return m.Status, true
 	case FieldMarkers:
 		return m.Settings.Markers, true
+	case FieldKeys:
+		if len(m.Settings.Keys) == 0 {
+			return nil, false
+		}
+		return m.Settings.Keys, true
 	case FieldTrimStart:
 		return m.Settings.Trim.Start, true
 	case FieldTrimEnd:
@@ -199,6 +204,9 @@ func compare(l any, op Op, r any) bool {
 	case Calibration:
 		r, ok := r.(Calibration)
 		return ok && op == OpEq && l == r
+	case []Key:
+		r, ok := r.([]Key)
+		return ok && op == OpEq && slices.Equal(l, r)
 	case int64:
 		r, ok := scalar(r).(int64)
 		if !ok {
@@ -302,6 +310,8 @@ func (m *Movie) assign(a Assignment) {
 		if m.Settings.Markers == nil {
 			m.Settings.Markers = []Marker{}
 		}
+	case FieldKeys:
+		m.Settings.Keys = slices.Clone(a.Value.([]Key))
 	case FieldTrimStart:
 		m.Settings.Trim.Start = a.Value.(int)
 	case FieldTrimEnd:

@@ -98,6 +98,9 @@ func CloneMovie(m domain.Movie) domain.Movie {
 	if m.Settings.Markers != nil {
 		m.Settings.Markers = slices.Clone(m.Settings.Markers)
 	}
+	if m.Settings.Keys != nil {
+		m.Settings.Keys = slices.Clone(m.Settings.Keys)
+	}
 	if m.Calibration != nil {
 		c := *m.Calibration
 		m.Calibration = &c

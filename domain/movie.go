@@ -60,6 +60,9 @@ type Settings struct {
 	Markers         []Marker
 	Trim            Trim
 	CaptureInterval int // trace every Nth frame, N >= 1
+	// Keys are the user's corrections, key frames of their markers (see
+	// Key), in the stored order; nil when there are none.
+	Keys []Key
 }
 
 // Trim is the half-open frame range [Start, End) that tracing covers.
@@ -68,12 +71,15 @@ type Trim struct {
 	End   int
 }
 
-// Marker is a point to follow, placed on the first traced frame, in
-// coordinates normalised to [0, 1] of the frame's width and height.
+// Marker is a point to follow, placed on frame Frame, in coordinates
+// normalised to [0, 1] of the frame's width and height. The marker belongs
+// to that frame: tracing follows it from there on (its first key frame, see
+// MarkerKeys), and has no point for it on the frames before.
 type Marker struct {
 	ID    string
 	Label string
 	X, Y  float64
+	Frame int
 }
 
 // Progress is what a running (or the last) trace has written.
@@ -205,6 +211,8 @@ func ValidateMarkers(markers []Marker) error {
 			return Invalid("markers.label", "must be printable text")
 		case !unit(mk.X) || !unit(mk.Y):
 			return Invalid("markers.x", "coordinates must be within [0, 1]")
+		case mk.Frame < 0 || mk.Frame >= MaxFrameCount:
+			return Invalid("markers.frame", "must be 0-%d", MaxFrameCount-1)
 		}
 		seen[mk.ID] = true
 	}

@@ -72,7 +72,7 @@ var Fields = []Field{
 	FieldLease, FieldLeaseKind, FieldLeaseID, FieldLeaseUserID, FieldLeaseHeartbeatAt, FieldLeaseExpiresAt,
 	FieldLeaseClaimed, FieldLeaseSegment, FieldFrameRate, FieldVideo, FieldIngestFailure, FieldUploadExpiresAt,
 	FieldLeaseClaimToken, FieldLastJobID, FieldLastJobStatus, FieldLastJobSummary, FieldCalibration,
-	FieldLeasePlanFrom, FieldTitle,
+	FieldLeasePlanFrom, FieldTitle, FieldKeys,
 }
 
 // Operand is one side of a comparison: a Field, a SizeOf a list field, or a
@@ -83,8 +83,8 @@ type Operand interface{ operand() }
 type SizeOf struct{ Field Field }
 
 // Value is a constant: an int, int64, string, bool, time.Time, Status,
-// LeaseKind, a []Marker or a Calibration (these two compared for equality
-// only).
+// LeaseKind, a []Marker, a []Key or a Calibration (these three compared for
+// equality only).
 type Value struct{ V any }
 
 func (Field) operand()  {}
@@ -203,7 +203,7 @@ type Assignment struct {
 	Op    AssignOp
 	Field Field
 	// Value is the new value for AssignSet (a field's own type: int, bool,
-	// string, time.Time, Status, []Marker, Lease, JobRecord, Calibration) and the int
+	// string, time.Time, Status, []Marker, []Key, Lease, JobRecord, Calibration) and the int
 	// increment for AssignAdd, the source Field for AssignCopy.
 	Value any
 }

@@ -9,6 +9,7 @@ const (
 	AttrFrameRate       = "frameRate"
 	AttrStatus          = "status"
 	AttrMarkers         = "markers"
+	AttrKeys            = "keys"
 	AttrTrimStart       = "trimStart"
 	AttrTrimEnd         = "trimEnd"
 	AttrCaptureInterval = "captureInterval"

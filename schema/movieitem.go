@@ -77,6 +77,25 @@ type MarkerItem struct {
 	Label string  `dynamodbav:"label"`
 	X     float64 `dynamodbav:"x"`
 	Y     float64 `dynamodbav:"y"`
+	// Frame is the frame the marker was placed on (absent: 0).
+	Frame int `dynamodbav:"frame,omitempty"`
+}
+
+// KeyItem is one stored key frame (domain.Key).
+type KeyItem struct {
+	MarkerID string  `dynamodbav:"markerId"`
+	Frame    int     `dynamodbav:"frame"`
+	X        float64 `dynamodbav:"x"`
+	Y        float64 `dynamodbav:"y"`
+}
+
+// NewKeyItems converts key frames to their stored form.
+func NewKeyItems(ks []domain.Key) []KeyItem {
+	out := make([]KeyItem, len(ks))
+	for i, k := range ks {
+		out[i] = KeyItem{MarkerID: k.MarkerID, Frame: k.Frame, X: k.X, Y: k.Y}
+	}
+	return out
 }
 
 // MovieItem is the stored movie row.
@@ -87,6 +106,7 @@ type MovieItem struct {
 	FrameRate       float64          `dynamodbav:"frameRate"`
 	Status          string           `dynamodbav:"status"`
 	Markers         []MarkerItem     `dynamodbav:"markers"`
+	Keys            []KeyItem        `dynamodbav:"keys,omitempty"`
 	TrimStart       int              `dynamodbav:"trimStart"`
 	TrimEnd         int              `dynamodbav:"trimEnd"`
 	CaptureInterval int              `dynamodbav:"captureInterval"`
@@ -152,7 +172,7 @@ func (j JobItem) Job() domain.JobRecord {
 func NewMarkerItems(ms []domain.Marker) []MarkerItem {
 	out := make([]MarkerItem, len(ms))
 	for i, m := range ms {
-		out[i] = MarkerItem{ID: m.ID, Label: m.Label, X: m.X, Y: m.Y}
+		out[i] = MarkerItem{ID: m.ID, Label: m.Label, X: m.X, Y: m.Y, Frame: m.Frame}
 	}
 	return out
 }
@@ -165,6 +185,9 @@ func NewMovieItem(m domain.Movie) MovieItem {
 		TrimStart: m.Settings.Trim.Start, TrimEnd: m.Settings.Trim.End, CaptureInterval: m.Settings.CaptureInterval,
 		FramesWritten: m.Progress.FramesWritten, TotalFrames: m.Progress.TotalFrames,
 		CleanBefore: m.CleanBefore, Version: m.Version, UpdatedAt: Millis(m.UpdatedAt),
+	}
+	if len(m.Settings.Keys) > 0 {
+		it.Keys = NewKeyItems(m.Settings.Keys)
 	}
 	if m.Lease != nil {
 		l := NewLeaseItem(*m.Lease)
@@ -203,7 +226,10 @@ func (it MovieItem) Movie() domain.Movie {
 		CleanBefore: it.CleanBefore, Version: it.Version, UpdatedAt: FromMillis(it.UpdatedAt),
 	}
 	for i, mk := range it.Markers {
-		m.Settings.Markers[i] = domain.Marker{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}
+		m.Settings.Markers[i] = domain.Marker{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y, Frame: mk.Frame}
+	}
+	for _, k := range it.Keys {
+		m.Settings.Keys = append(m.Settings.Keys, domain.Key{MarkerID: k.MarkerID, Frame: k.Frame, X: k.X, Y: k.Y})
 	}
 	if it.Lease != nil {
 		l := it.Lease.Lease()

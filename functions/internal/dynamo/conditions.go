@@ -48,6 +48,7 @@ var attributes = map[domain.Field]string{
 	domain.FieldIngestFailure:    schema.AttrIngestFailure,
 	domain.FieldUploadExpiresAt:  schema.AttrUploadExpiresAt,
 	domain.FieldCalibration:      schema.AttrCalibration,
+	domain.FieldKeys:             schema.AttrKeys,
 	domain.FieldTitle:            schema.AttrTitle,
 }
 
@@ -79,6 +80,8 @@ func stored(v any) any {
 		return schema.NewJobItem(v)
 	case []domain.Marker:
 		return schema.NewMarkerItems(v)
+	case []domain.Key:
+		return schema.NewKeyItems(v)
 	case domain.Video:
 		return schema.NewVideoItem(v)
 	case domain.Calibration:

@@ -11,7 +11,8 @@ import (
 // The request bodies of the API's writes, decoded with decode.go's strict
 // JSON machinery.
 
-// decodeMarkers decodes {"markers": [{"id", "label", "x", "y"}, ...]} and
+// decodeMarkers decodes {"markers": [{"id", "label", "x", "y", "frame"}, ...]}
+// ("frame", the frame the marker was placed on, is optional: 0) and
 // checks each marker on its own, so that a refusal names its index
 // ("markers[3].x"); the domain checks the list again when it is applied.
 func decodeMarkers(data []byte) ([]domain.Marker, error) {
@@ -29,6 +30,7 @@ func decodeMarkers(data []byte) ([]domain.Marker, error) {
 					"label": stringField(&mk.Label, &labelSet),
 					"x":     numberField(&mk.X, &xSet),
 					"y":     numberField(&mk.Y, &ySet),
+					"frame": intField(&mk.Frame, new(bool)),
 				})
 				if err == nil {
 					err = firstErr(required(path+".id", idSet), required(path+".x", xSet), required(path+".y", ySet))
@@ -74,6 +76,26 @@ func checkMarker(path string, mk domain.Marker, before []domain.Marker) error {
 		}
 	}
 	return nil
+}
+
+// decodeKey decodes a correction {"markerId": string, "frame": int, "x":
+// number, "y": number}, every field required.
+func decodeKey(data []byte) (domain.Key, error) {
+	var k domain.Key
+	var idSet, frameSet, xSet, ySet bool
+	err := decodeObject(data, "", map[string]fieldFunc{
+		"markerId": stringField(&k.MarkerID, &idSet),
+		"frame":    intField(&k.Frame, &frameSet),
+		"x":        numberField(&k.X, &xSet),
+		"y":        numberField(&k.Y, &ySet),
+	})
+	if err == nil {
+		err = firstErr(required("markerId", idSet), required("frame", frameSet), required("x", xSet), required("y", ySet))
+	}
+	if err != nil {
+		return domain.Key{}, err
+	}
+	return k, nil
 }
 
 // decodeTrim decodes {"start": int, "end": int}.

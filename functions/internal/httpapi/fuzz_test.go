@@ -127,6 +127,26 @@ func FuzzDecodeTrace(f *testing.F) {
 	})
 }
 
+func FuzzDecodeKey(f *testing.F) {
+	for _, s := range []string{`{"markerId":"m1","frame":3,"x":0.25,"y":0.75}`, `{"frame":0,"x":0,"y":1,"markerId":"a"}`,
+		`{"markerId":"m1","frame":-1,"x":0,"y":0}`, `{"markerId":"m1","frame":3,"x":2,"y":0}`, `{"markerId":1,"frame":3,"x":0,"y":0}`,
+		`{"markerId":"m1","frame":3.5,"x":0,"y":0}`, `{}`, `null`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		k, err := decodeKey(data)
+		if err != nil {
+			checkRefusal(t, data, err)
+			return
+		}
+		acceptedJSON(t, data)
+		again, err := decodeKey(mustJSON(t, map[string]any{"markerId": k.MarkerID, "frame": k.Frame, "x": k.X, "y": k.Y}))
+		if err != nil || again != k {
+			t.Fatalf("%q: round trip %v, %v; want %v", data, again, err, k)
+		}
+	})
+}
+
 func FuzzDecodeRelease(f *testing.F) {
 	for _, s := range []string{``, `  `, `{}`, `{"leaseId":"0123456789abcdef0123456789abcdef"}`, `{"leaseId":5}`, `{"lease":"x"}`, `leaseId=x`} {
 		f.Add([]byte(s))

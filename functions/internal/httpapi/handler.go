@@ -172,6 +172,7 @@ func (h *Handler) routes() {
 	h.handle("DELETE /movies/{id}/analysis-lease", identityRequired, h.release)
 	h.handle("POST /movies/{id}/analysis-lease/release", identityOptional, h.releaseBeacon)
 	h.handle("PUT /movies/{id}/markers", identityRequired, h.editMarkers)
+	h.handle("PUT /movies/{id}/keys", identityRequired, h.correctPoint)
 	h.handle("PUT /movies/{id}/trim", identityRequired, h.editTrim)
 	h.handle("PUT /movies/{id}/capture-interval", identityRequired, h.editCaptureInterval)
 	h.handle("PUT /movies/{id}/calibration", identityRequired, h.editCalibration)

@@ -41,11 +41,12 @@ var problemKinds = map[domain.Code]struct {
 	domain.CodeLeaseLost:         {http.StatusConflict, "The lease is no longer held"},
 	// Never reach the API in practice (the store turns not_held into a
 	// successful release; claims are the worker's), mapped for completeness.
-	domain.CodeAlreadyClaimed: {http.StatusConflict, "Already claimed"},
-	domain.CodeNotHeld:        {http.StatusConflict, "Not held"},
-	domain.CodeExists:         {http.StatusConflict, "A movie with this ID exists"},
-	domain.CodeNotTracing:     {http.StatusConflict, "No trace is running"},
-	domain.CodeNotYourTrace:   {http.StatusForbidden, "Only the user who started the trace can cancel it"},
+	domain.CodeAlreadyClaimed:  {http.StatusConflict, "Already claimed"},
+	domain.CodeNotHeld:         {http.StatusConflict, "Not held"},
+	domain.CodeExists:          {http.StatusConflict, "A movie with this ID exists"},
+	domain.CodeNotTracing:      {http.StatusConflict, "No trace is running"},
+	domain.CodeSettingsChanged: {http.StatusConflict, "The settings changed; try again"},
+	domain.CodeNotYourTrace:    {http.StatusForbidden, "Only the user who started the trace can cancel it"},
 	// The upload lifecycle.
 	domain.CodeFileTooLarge:      {http.StatusRequestEntityTooLarge, "File too large"},
 	domain.CodeNotVideo:          {http.StatusUnsupportedMediaType, "Not a video type"},

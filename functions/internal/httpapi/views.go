@@ -99,6 +99,16 @@ type MarkerView struct {
 	Label string  `json:"label"`
 	X     float64 `json:"x"`
 	Y     float64 `json:"y"`
+	// Frame is the frame the marker was placed on: it is tracked from there.
+	Frame int `json:"frame"`
+}
+
+// KeyView is a key frame: the user's correction of a marker on a frame.
+type KeyView struct {
+	MarkerID string  `json:"markerId"`
+	Frame    int     `json:"frame"`
+	X        float64 `json:"x"`
+	Y        float64 `json:"y"`
 }
 
 // TrimView is the traced range [start, end).
@@ -131,6 +141,7 @@ type MovieDetail struct {
 	FrameCount      int           `json:"frameCount"`
 	FrameRate       float64       `json:"frameRate"`
 	Markers         []MarkerView  `json:"markers"`
+	Keys            []KeyView     `json:"keys"`
 	Trim            TrimView      `json:"trim"`
 	CaptureInterval int           `json:"captureInterval"`
 	LastJob         *JobView      `json:"lastJob"`
@@ -223,6 +234,7 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		FrameCount:      m.FrameCount,
 		FrameRate:       m.FrameRate,
 		Markers:         make([]MarkerView, len(m.Settings.Markers)),
+		Keys:            make([]KeyView, len(m.Settings.Keys)),
 		Trim:            TrimView{Start: m.Settings.Trim.Start, End: m.Settings.Trim.End},
 		CaptureInterval: m.Settings.CaptureInterval,
 		Version:         m.Version,
@@ -233,7 +245,10 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 		Restart:         restartView(m, now),
 	}
 	for i, mk := range m.Settings.Markers {
-		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y}
+		d.Markers[i] = MarkerView{ID: mk.ID, Label: mk.Label, X: mk.X, Y: mk.Y, Frame: mk.Frame}
+	}
+	for i, k := range m.Settings.Keys {
+		d.Keys[i] = KeyView{MarkerID: k.MarkerID, Frame: k.Frame, X: k.X, Y: k.Y}
 	}
 	if j := v.LastJob; j != nil {
 		d.LastJob = &JobView{

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/movietrace/tracinglocks/domain"
@@ -79,8 +78,9 @@ type VideoOptions struct {
 
 // Video is the real tracer: it reads the movie's frames from its rendition
 // (Frames), or for a movie without one from its file through ffmpeg
-// (video.ReadFrames on Source), and follows each marker with tracker.Tracker from
-// where the user placed it on the trim's first frame (the key frame).
+// (video.ReadFrames on Source), and follows each marker with tracker.Tracker
+// from where the user placed it, on the frame it was placed on, and restarts
+// it on every key frame of it (the user's corrections; see keysOf).
 //
 // A trace that starts later than the trim start (a continuation or a
 // retrace from a frame) restores the tracker's state from the last
@@ -129,12 +129,11 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 			fmt.Errorf("tracer: plan ends at %d, video has %d frames", last, info.FrameCount))
 	}
 	w, h := info.Width, info.Height
-	at := make([][2]float64, len(s.Markers))
-	for i, mk := range s.Markers {
-		at[i] = [2]float64{toPixel(mk.X, w), toPixel(mk.Y, h)}
-	}
+	ks := keysOf(s, w, h)
 	settings := v.settingsKey(movie, info, step)
-	stateKey := func(frame int) string { return movie.ID + "/" + settings + "/" + strconv.Itoa(frame) }
+	stateKey := func(frame int) string {
+		return movie.ID + "/" + settings + "/" + ks.digest(frame) + "/" + strconv.Itoa(frame)
+	}
 
 	// Where to start tracking: the latest saved state before the plan's
 	// first frame, else the key frame.
@@ -150,24 +149,40 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 			if err != nil {
 				return fmt.Errorf("tracer: load state: %w", err)
 			}
-			if t, err := tracker.Restore(data); err == nil {
+			if t, err := tracker.Restore(data); err == nil && t.Len() == ks.activeAt(cand) {
 				trk, start = t, cand+step
 				break
 			}
 		}
 	}
+	slots := ks.slots(start - 1)
 
 	err = read(ctx, video.ReadOptions{Start: start, End: last + 1, Step: step, Width: w, Height: h},
 		func(f video.Frame) error {
 			var pts []tracker.Point
 			var err error
 			if trk == nil {
-				trk, pts, err = tracker.New(v.o.Params, f.Gray, w, h, at)
+				trk, pts, err = tracker.New(v.o.Params, f.Gray, w, h, nil)
 			} else {
 				pts, err = trk.Step(f.Gray)
 			}
 			if err != nil {
 				return err
+			}
+			// The key frames on this frame: a marker placed here starts, a
+			// corrected one restarts from the correction.
+			for _, k := range ks.at[f.Index] {
+				var pt tracker.Point
+				if j := slots[k.marker]; j >= 0 {
+					pt, err = trk.Rekey(f.Gray, j, k.x, k.y)
+				} else {
+					pt, slots[k.marker], err = trk.Add(f.Gray, k.x, k.y)
+					pts = append(pts, tracker.Point{})
+				}
+				if err != nil {
+					return err
+				}
+				pts[slots[k.marker]] = pt
 			}
 			if v.o.States != nil && f.Index != key && ((f.Index-key)/step)%v.o.CheckpointEvery == 0 {
 				if err := v.save(ctx, stateKey(f.Index), trk); err != nil {
@@ -177,7 +192,7 @@ func (v *Video) Trace(ctx context.Context, movie domain.Movie, plan domain.Trace
 			if f.Index < first {
 				return nil // re-tracking up to the plan's first frame
 			}
-			return emit(toFrame(f.Index, s.Markers, pts, w, h))
+			return emit(toFrame(f.Index, s.Markers, slots, pts, w, h))
 		})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -247,14 +262,12 @@ func (v *Video) save(ctx context.Context, key string, trk *tracker.Tracker) erro
 	return nil
 }
 
-// settingsKey is a digest of everything a tracker state depends on.
+// settingsKey is a digest of everything a tracker state depends on but the
+// key frames (planKeys.digest adds those of the frames up to the state's).
 func (v *Video) settingsKey(m domain.Movie, info video.Info, step int) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "v2|%t|%s|%d|%d|%dx%d|%d|%s|%v|", HasRendition(m) && v.o.Frames != nil, m.ID, m.Settings.Trim.Start, step, info.Width, info.Height,
+	fmt.Fprintf(h, "v3|%t|%s|%d|%d|%dx%d|%d|%s|%v|", HasRendition(m) && v.o.Frames != nil, m.ID, m.Settings.Trim.Start, step, info.Width, info.Height,
 		info.FrameCount, info.Codec, v.o.Params)
-	for _, mk := range m.Settings.Markers {
-		fmt.Fprintf(h, "%s|%x|%x|", mk.ID, math.Float64bits(mk.X), math.Float64bits(mk.Y))
-	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
@@ -264,15 +277,22 @@ func toPixel(u float64, size int) float64 {
 	return min(max(u*float64(size)-0.5, 0), float64(size-1))
 }
 
-func toFrame(index int, markers []domain.Marker, pts []tracker.Point, w, h int) domain.Frame {
-	f := domain.Frame{Index: index, Points: make([]domain.Point, len(pts))}
-	for i, p := range pts {
-		dp := domain.Point{MarkerID: markers[i].ID, Confidence: p.Confidence, Lost: p.Lost, Doubt: string(p.Doubt)}
+// toFrame is the frame's points: one per marker that has started by then
+// (slots: its index among the tracker's points, -1 before its first key
+// frame), in the order of the markers.
+func toFrame(index int, markers []domain.Marker, slots []int, pts []tracker.Point, w, h int) domain.Frame {
+	f := domain.Frame{Index: index, Points: make([]domain.Point, 0, len(markers))}
+	for i, mk := range markers {
+		if slots[i] < 0 {
+			continue
+		}
+		p := pts[slots[i]]
+		dp := domain.Point{MarkerID: mk.ID, Confidence: p.Confidence, Lost: p.Lost, Doubt: string(p.Doubt)}
 		if !p.Lost {
 			dp.PX, dp.PY = p.X+0.5, p.Y+0.5
 			dp.X, dp.Y = min(dp.PX/float64(w), 1), min(dp.PY/float64(h), 1)
 		}
-		f.Points[i] = dp
+		f.Points = append(f.Points, dp)
 	}
 	return f
 }

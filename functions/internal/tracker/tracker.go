@@ -94,19 +94,11 @@ func New(p Params, key []byte, w, h int, at [][2]float64) (*Tracker, []Point, er
 	im := image{w: w, h: h, pix: key}
 	pts := make([]Point, len(at))
 	for i, xy := range at {
-		x, y := xy[0], xy[1]
-		if math.IsNaN(x) || math.IsNaN(y) || x < 0 || y < 0 || x > float64(w-1) || y > float64(h-1) {
-			return nil, nil, fmt.Errorf("tracker: marker %d at %v,%v is outside the %dx%d frame", i, x, y, w, h)
+		pt, err := t.place(im, i, xy[0], xy[1])
+		if err != nil {
+			return nil, nil, err
 		}
-		m := &t.markers[i]
-		m.x, m.y, m.conf, m.kx, m.ky = x, y, 1, x, y
-		m.r = templateRadius(im, x, y, p.TemplateRadius, p.MaxTemplateRadius)
-		ts := 2*m.r + 1
-		m.key = make([]float32, ts*ts)
-		cut(im, x, y, m.r, m.key)
-		m.cur = append([]float32(nil), m.key...)
-		m.keep(im)
-		pts[i] = Point{X: x, Y: y, Confidence: 1}
+		pts[i] = pt
 	}
 	t.scratch = make([]scratch, len(at))
 	return t, pts, nil

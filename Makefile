@@ -246,18 +246,23 @@ user: ## Create a sign-in user: make user ENV=dev EMAIL=you@yourdomain NAME='You
 # make smoke-deployed ENV=dev SMOKE_USER=smoke@yourdomain SMOKE_PASSWORD=...:
 # headless Chromium signs in on Cognito's managed login as the smoke user
 # (create it with make user; no MFA, so dev, where MFA is optional) and
-# walks the page: list, Analyze, marker, trace, results, release, sign out.
+# walks the page: add a movie, list, Analyze, marker, trace, results, release,
+# rename, delete, sign out.
 # SMOKE_URL=http://127.0.0.1:8080/ SMOKE_LOGIN=alice runs the same walk
-# against make run's local OIDC provider (the e2e tests do it in-process).
-SMOKE_USER  ?=
-SMOKE_LOGIN ?=
+# against make run's (or make run-deployed's) local OIDC provider (the e2e
+# tests do it in-process). The walk adds its own movie from the page's file
+# picker: a generated clip of SMOKE_CLIP_MB MB (default 100, uploaded in
+# parts; 0: a 2 s clip in one PUT), traces it, renames and deletes it.
+SMOKE_USER    ?=
+SMOKE_LOGIN   ?=
+SMOKE_CLIP_MB ?= 100
 .PHONY: smoke-deployed
 smoke-deployed: ## Browser smoke walk against the deployed page: make smoke-deployed ENV=dev SMOKE_USER=... SMOKE_PASSWORD=...
 	@url="$(SMOKE_URL)"; \
 	if [ -z "$$url" ]; then url=$$(aws cloudformation describe-stacks --stack-name TracingLocks-$(ENV) \
 		--query "Stacks[0].Outputs[?OutputKey=='PageUrl'].OutputValue" --output text); fi; \
 	test -n "$(SMOKE_LOGIN)$(SMOKE_USER)" || { echo "make smoke-deployed: SMOKE_USER (with SMOKE_PASSWORD) or SMOKE_LOGIN is required"; exit 1; }; \
-	$(GO) run ./functions/tools/smoke/cmd/smoke-browser -url "$$url" -out testoutput/smoke-deployed \
+	$(GO) run ./functions/tools/smoke/cmd/smoke-browser -url "$$url" -out testoutput/smoke-deployed -clip-mb $(SMOKE_CLIP_MB) \
 		$(if $(SMOKE_LOGIN),-login $(SMOKE_LOGIN),-username "$(SMOKE_USER)")
 
 # The trace DLQ's handling (docs/operations.md, TraceDlqDepthAlarm): move

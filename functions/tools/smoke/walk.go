@@ -8,7 +8,6 @@ package smoke
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -31,10 +30,11 @@ type Options struct {
 	// (a user without MFA, or whose MFA the environment does not require).
 	Username, Password string
 	// MovieID is the movie to trace. Without it the walk adds its own movie
-	// from Clip (an MP4) through the page's sign-in and the API, as a user
-	// would (POST /movies, the file PUT to the presigned URL from the
-	// browser, waiting until it is ready), traces it and deletes it at the
-	// end: it never traces or changes a lab's movies.
+	// from Clip (an MP4) through the page, as a user would (the Add a movie
+	// panel's file picker; the upload straight to the bucket, in parts when
+	// the clip is larger than the API's part size; waiting until it is
+	// ready), traces it, renames it and deletes it at the end from the list:
+	// it never traces or changes a lab's movies.
 	MovieID string
 	Clip    []byte
 	// Chromium is the browser binary (default /usr/bin/chromium).
@@ -165,43 +165,22 @@ func (w *walker) run() error {
 			return until(ctx, `!!document.querySelector('[data-testid="sign-in"]')`)
 		}},
 		{"sign in", w.signIn},
-		{"add its own movie: POST /movies, the file PUT from the browser, until it is ready", func(ctx context.Context) error {
+		{"add its own movie from the page: the file picker, the upload straight to the bucket, until it is ready", func(context.Context) error {
 			if !own {
 				return nil
 			}
+			ctx, cancel := context.WithTimeout(w.ctx, w.o.TraceTimeout)
+			defer cancel()
 			if err := until(ctx, signedIn); err != nil {
 				return err
 			}
-			got, err := eval[string](ctx, addMovieJS(w.o.Clip))
+			id, err := w.addOwnMovie(ctx)
 			if err != nil {
 				return err
 			}
-			id, ok := strings.CutPrefix(got, "ok ")
-			if !ok {
-				return errors.New(got)
-			}
 			movie = id
 			w.o.Log("smoke:    own movie %s", movie)
-			ready := `tracingAuth.fetch('/movies/` + movie + `').then(r => r.json()).then(m => m.status)`
-			for {
-				st, err := eval[string](ctx, ready)
-				if err != nil {
-					return err
-				}
-				if st == "ready" {
-					break
-				}
-				if st != "awaiting_upload" && st != "ingesting" {
-					return fmt.Errorf("the movie is %s, not ready", st)
-				}
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("the movie is still %s: %w", st, ctx.Err())
-				case <-time.After(time.Second):
-				}
-			}
-			_, err = chromedp.Run(ctx, chromedp.Reload())
-			return err
+			return nil
 		}},
 		{"the list shows the movie", func(ctx context.Context) error {
 			if err := until(ctx, signedIn+` && !!document.querySelector('[data-testid="analyze-`+movie+`"]')`); err != nil {
@@ -249,18 +228,17 @@ func (w *walker) run() error {
 			}
 			return until(ctx, lock()+`?.dataset.kind === ""`)
 		}},
-		{"delete its own movie", func(ctx context.Context) error {
+		{"rename its own movie from the list", func(ctx context.Context) error {
 			if !own {
 				return nil
 			}
-			code, err := eval[int](ctx, `tracingAuth.fetch('/movies/`+movie+`', {method: 'DELETE'}).then(r => r.status)`)
-			if err != nil {
-				return err
+			return w.renameOwnMovie(ctx, movie)
+		}},
+		{"delete its own movie from the list, after the confirmation", func(ctx context.Context) error {
+			if !own {
+				return nil
 			}
-			if code != 204 && code != 202 && code != 200 {
-				return fmt.Errorf("DELETE /movies/%s answered %d", movie, code)
-			}
-			return nil
+			return w.deleteOwnMovie(ctx, movie)
 		}},
 		{"sign out", func(ctx context.Context) error {
 			if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`))); err != nil {
@@ -275,27 +253,6 @@ func (w *walker) run() error {
 		}
 	}
 	return nil
-}
-
-// addMovieJS is the page adding a movie from clip as its upload does:
-// POST /movies with the ID token, then the file PUT straight to the
-// presigned URL with the headers the API signed (the bucket's CORS rule is
-// exercised here). It answers "ok <id>" or what failed.
-func addMovieJS(clip []byte) string {
-	return `(async () => {
-  const bytes = Uint8Array.from(atob('` + base64.StdEncoding.EncodeToString(clip) + `'), c => c.charCodeAt(0));
-  const r = await tracingAuth.fetch('/movies', {method: 'POST', headers: {'Content-Type': 'application/json'},
-    body: JSON.stringify({title: 'smoke walk ' + new Date().toISOString(), fileName: 'smoke.mp4', contentType: 'video/mp4', sizeBytes: bytes.length})});
-  if (r.status !== 201) return 'POST /movies answered ' + r.status + ': ' + await r.text();
-  const m = await r.json();
-  try {
-    const put = await fetch(m.upload.url, {method: m.upload.method, headers: m.upload.headers || {}, body: bytes});
-    if (!put.ok) return 'the upload PUT answered ' + put.status + ': ' + await put.text();
-  } catch (e) {
-    return 'the upload PUT failed (CORS or CSP?): ' + e;
-  }
-  return 'ok ' + m.movie.id;
-})()`
 }
 
 func mustText(ctx context.Context) string {

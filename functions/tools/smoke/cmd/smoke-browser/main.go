@@ -26,7 +26,8 @@ func main() {
 	flag.StringVar(&o.URL, "url", "", "the page's URL")
 	flag.StringVar(&o.Login, "login", "", "local OIDC provider's test user (alice, bob)")
 	flag.StringVar(&o.Username, "username", "", "Cognito user (managed login)")
-	flag.StringVar(&o.MovieID, "movie", "", "movie to trace (default: its own, a generated 2 s clip added, traced and deleted)")
+	flag.StringVar(&o.MovieID, "movie", "", "movie to trace (default: its own, a generated clip added from the page, traced, renamed and deleted)")
+	clipMB := flag.Int("clip-mb", 100, "size of its own clip in MB (uploaded in parts when larger than the API's part size); 0: a 2 s 320x240 clip of about 0.1 MB")
 	flag.StringVar(&o.Out, "out", "", "directory for a screenshot per step")
 	flag.DurationVar(&o.TraceTimeout, "trace-timeout", 10*time.Minute, "how long the trace may take")
 	flag.Parse()
@@ -41,7 +42,7 @@ func main() {
 		}
 	}
 	if o.MovieID == "" {
-		clip, err := ownClip(ctx)
+		clip, err := ownClip(ctx, *clipMB)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "smoke: its own clip:", err)
 			os.Exit(1)
@@ -55,9 +56,12 @@ func main() {
 	fmt.Fprintln(os.Stderr, "smoke: the browser path passed")
 }
 
-// ownClip encodes the walk's own movie with ffmpeg: 2 s of its test pattern
-// at 25 frames per second, 320x240, H.264 (what a camera gives).
-func ownClip(ctx context.Context) ([]byte, error) {
+// ownClip encodes the walk's own movie with ffmpeg: without a size, 2 s of
+// its test pattern at 25 frames per second, 320x240, H.264 (what a camera
+// gives); with mb, a clip of about mb MB that is cheap to make and to
+// ingest: 160x120 at a constant 50 Mbit/s (x264 pads with filler data), so
+// its frames are few and small (100 MB: 16 s, 400 frames).
+func ownClip(ctx context.Context, mb int) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "smoke-clip-")
 	if err != nil {
 		return nil, err
@@ -68,8 +72,15 @@ func ownClip(ctx context.Context) ([]byte, error) {
 	if bin == "" {
 		bin = "ffmpeg"
 	}
-	cmd := exec.CommandContext(ctx, bin, "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2",
-		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", out)
+	args := []string{"-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2",
+		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", out}
+	if mb > 0 {
+		seconds := float64(mb) * 8 / 50 // MB at 50 Mbit/s
+		args = []string{"-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", fmt.Sprintf("%.2f", seconds),
+			"-c:v", "libx264", "-preset", "ultrafast", "-b:v", "50M", "-minrate", "50M", "-maxrate", "50M", "-bufsize", "1M",
+			"-x264-params", "nal-hrd=cbr:filler=1", "-pix_fmt", "yuv420p", "-threads", "1", out}
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, b)
 	}

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -250,7 +251,7 @@ func TestRelease(t *testing.T) {
 func requireAbandoned(t *testing.T, m domain.Movie, job domain.Lease, now time.Time, summary string) {
 	t.Helper()
 	want := job.Outcome(now, domain.StatusFailed, m.Progress.FramesWritten, summary)
-	if m.LastJob == nil || *m.LastJob != want {
+	if m.LastJob == nil || !reflect.DeepEqual(*m.LastJob, want) {
 		t.Fatalf("last job %+v, want %+v", m.LastJob, want)
 	}
 }

@@ -576,7 +576,7 @@ func (w *world) checkAccepted(action string, c domain.Command, before, after dom
 	tookOver := before.Lease != nil && before.Lease.Kind == domain.LeaseTracing && !before.Lease.LiveAt(w.now)
 	if tookOver && before.Lease.ID != after.Lease.ID {
 		want := before.Lease.Outcome(w.now, domain.StatusFailed, before.Progress.FramesWritten, staleSummary(*before.Lease))
-		if after.LastJob == nil || *after.LastJob != want {
+		if after.LastJob == nil || !reflect.DeepEqual(*after.LastJob, want) {
 			t.Fatalf("%s took over %+v but recorded the last job %+v, want %+v", action, *before.Lease, after.LastJob, want)
 		}
 	}

@@ -100,6 +100,9 @@ type JobRecord struct {
 	Frames     int
 	// FailureSummary is sanitized (see SanitizeSummary) and user-facing.
 	FailureSummary string
+	// Quality is each marker's quality over the trace (TraceQuality), for
+	// a completed job whose worker could read its frames; else nil.
+	Quality []MarkerQuality
 }
 
 // Limits on what a client can store; they keep rows far below DynamoDB's

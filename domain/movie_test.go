@@ -102,7 +102,7 @@ func TestMovieView(t *testing.T) {
 			JobID: job1, Status: domain.StatusFailed, UserID: alice.ID, UserName: alice.Name,
 			FromFrame: 0, StartedAt: t0, FinishedAt: at(d), Frames: 42, FailureSummary: domain.StalledSummary,
 		}
-		if v.LastJob == nil || *v.LastJob != want {
+		if v.LastJob == nil || !reflect.DeepEqual(*v.LastJob, want) {
 			t.Fatalf("LastJob %+v, want %+v", v.LastJob, want)
 		}
 		if domain.SanitizeSummary(domain.StalledSummary) != domain.StalledSummary {

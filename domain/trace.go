@@ -216,6 +216,9 @@ type CompleteJob struct {
 	Job           Lease
 	Now           time.Time
 	FramesWritten int
+	// Quality is each marker's quality over the traced frames
+	// (TraceQuality), recorded with the job; nil when unknown.
+	Quality []MarkerQuality
 }
 
 func (c CompleteJob) fence() JobFence { return JobFence{JobID: c.Job.ID, Now: c.Now} }
@@ -225,7 +228,7 @@ func (c CompleteJob) Validate() error {
 	if c.FramesWritten < 0 {
 		n = Invalid("framesWritten", "must not be negative")
 	}
-	return firstError(c.fence().Validate(), n)
+	return firstError(c.fence().Validate(), n, ValidateQuality(c.Quality))
 }
 
 func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
@@ -234,7 +237,12 @@ func (c CompleteJob) Precondition() []Clause { return c.fence().Precondition() }
 func (c CompleteJob) AlreadyApplied() Cond { return finished(c.Job.ID, StatusTraced) }
 
 func (c CompleteJob) Update() []Assignment {
-	return finish(c.Job, c.Now, c.FramesWritten, StatusTraced, "", Copy(FieldCleanBefore, FieldTrimEnd))
+	rec := c.Job.Outcome(c.Now, StatusTraced, c.FramesWritten, "")
+	if len(c.Quality) > 0 {
+		rec.Quality = c.Quality
+	}
+	return changed(c.Now, Copy(FieldCleanBefore, FieldTrimEnd),
+		Remove(FieldLease), Set(FieldStatus, StatusTraced), Set(FieldFramesWritten, c.FramesWritten), Set(FieldLastJob, rec))
 }
 
 // FailJob publishes status tracing_failed with a sanitized summary and

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -382,7 +383,7 @@ func requireOutcome(t *testing.T, after domain.Movie, job domain.Lease, status d
 		FromFrame: job.FromFrame, StartedAt: job.AcquiredAt, FinishedAt: now,
 		Frames: frames, FailureSummary: summary,
 	}
-	if after.LastJob == nil || *after.LastJob != want {
+	if after.LastJob == nil || !reflect.DeepEqual(*after.LastJob, want) {
 		t.Fatalf("LastJob %+v, want %+v", after.LastJob, want)
 	}
 	requireNoLease(t, after)

@@ -40,6 +40,40 @@ type JobItem struct {
 	FinishedAt     int64  `dynamodbav:"finishedAt"`
 	Frames         int    `dynamodbav:"frames"`
 	FailureSummary string `dynamodbav:"failureSummary,omitempty"`
+	// Quality is absent when the job recorded none.
+	Quality []QualityItem `dynamodbav:"quality,omitempty"`
+}
+
+// QualityItem is one marker's stored quality (domain.MarkerQuality).
+type QualityItem struct {
+	MarkerID   string `dynamodbav:"markerId"`
+	Frames     int    `dynamodbav:"frames"`
+	Lost       int    `dynamodbav:"lost"`
+	Uncertain  int    `dynamodbav:"uncertain"`
+	MergedWith string `dynamodbav:"mergedWith,omitempty"`
+	MergedAt   int    `dynamodbav:"mergedAt,omitempty"`
+}
+
+func newQualityItems(qs []domain.MarkerQuality) []QualityItem {
+	if qs == nil {
+		return nil
+	}
+	out := make([]QualityItem, len(qs))
+	for i, q := range qs {
+		out[i] = QualityItem{MarkerID: q.MarkerID, Frames: q.Frames, Lost: q.Lost, Uncertain: q.Uncertain, MergedWith: q.MergedWith, MergedAt: q.MergedAt}
+	}
+	return out
+}
+
+func qualityOf(items []QualityItem) []domain.MarkerQuality {
+	if items == nil {
+		return nil
+	}
+	out := make([]domain.MarkerQuality, len(items))
+	for i, q := range items {
+		out[i] = domain.MarkerQuality{MarkerID: q.MarkerID, Frames: q.Frames, Lost: q.Lost, Uncertain: q.Uncertain, MergedWith: q.MergedWith, MergedAt: q.MergedAt}
+	}
+	return out
 }
 
 // VideoItem is what the ingest probed.
@@ -154,7 +188,7 @@ func NewJobItem(j domain.JobRecord) JobItem {
 	return JobItem{
 		JobID: j.JobID, Status: string(j.Status), UserID: j.UserID, UserName: j.UserName,
 		FromFrame: j.FromFrame, StartedAt: Millis(j.StartedAt), FinishedAt: Millis(j.FinishedAt),
-		Frames: j.Frames, FailureSummary: j.FailureSummary,
+		Frames: j.Frames, FailureSummary: j.FailureSummary, Quality: newQualityItems(j.Quality),
 	}
 }
 
@@ -163,7 +197,7 @@ func (j JobItem) Job() domain.JobRecord {
 	return domain.JobRecord{
 		JobID: j.JobID, Status: domain.Status(j.Status), UserID: j.UserID, UserName: j.UserName,
 		FromFrame: j.FromFrame, StartedAt: FromMillis(j.StartedAt), FinishedAt: FromMillis(j.FinishedAt),
-		Frames: j.Frames, FailureSummary: j.FailureSummary,
+		Frames: j.Frames, FailureSummary: j.FailureSummary, Quality: qualityOf(j.Quality),
 	}
 }
 

@@ -32,6 +32,11 @@ func (s *JobStore) Keys(ctx context.Context, movieID string, from int) ([]int, e
 	return s.frames.Keys(ctx, movieID, from)
 }
 
+// Page returns stored frames at or after from (FrameStore.Page).
+func (s *JobStore) Page(ctx context.Context, movieID string, from, limit int) ([]domain.Frame, *int, error) {
+	return s.frames.Page(ctx, movieID, from, limit)
+}
+
 // WriteFenced writes frames in one TransactWriteItems fenced on f
 // (MovieStore.FenceCheck, FrameStore.WriteFenced). A failed fence is the
 // domain's refusal.

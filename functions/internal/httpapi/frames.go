@@ -47,6 +47,9 @@ type DownloadMovie struct {
 type DownloadTrace struct {
 	JobID    string `json:"jobId"`
 	UserName string `json:"userName"`
+	// Quality: each marker's quality over the trace, one sentence each
+	// (domain.QualitySentences); absent when the job recorded none.
+	Quality []string `json:"quality,omitempty"`
 }
 
 // FrameView is one frame of a page. The frame's job ID is left out on
@@ -134,7 +137,7 @@ func downloadTrace(m domain.Movie, now time.Time) *DownloadTrace {
 	if j == nil {
 		return nil
 	}
-	return &DownloadTrace{JobID: j.JobID, UserName: j.UserName}
+	return &DownloadTrace{JobID: j.JobID, UserName: j.UserName, Quality: qualitySentences(m, j)}
 }
 
 func markerLabel(m domain.Movie, id string) string {
@@ -173,6 +176,9 @@ func writeFramesCSV(w http.ResponseWriter, m domain.Movie, now time.Time, q fram
 		commentText(m.Title), m.ID, num(m.FrameRate), m.Settings.Trim.Start, m.Settings.Trim.End, m.Settings.CaptureInterval)
 	if t := downloadTrace(m, now); t != nil {
 		fmt.Fprintf(w, "# jobId: %s\n# user: %s\n", commentText(t.JobID), commentText(t.UserName))
+		for _, q := range t.Quality {
+			fmt.Fprintf(w, "# quality: %s\n", commentText(q))
+		}
 	}
 	fmt.Fprint(w, "# units: x, y in fractions of the frame's width and height; px, py in pixels from the frame's top-left corner, y down; time in s\n")
 	if c := calibrationView(m); c != nil {

@@ -43,6 +43,9 @@ func writeResultsHeader(w io.Writer, m domain.Movie, res Results) {
 		commentText(m.Title), m.ID, num(m.FrameRate), m.Settings.Trim.Start, m.Settings.Trim.End, m.Settings.CaptureInterval)
 	if t := res.Trace; t != nil {
 		fmt.Fprintf(w, "# jobId: %s\n# user: %s\n", commentText(t.JobID), commentText(t.UserName))
+		for _, q := range t.Quality {
+			fmt.Fprintf(w, "# quality: %s\n", commentText(q))
+		}
 	}
 	fmt.Fprintf(w, "# unit: %s\n# timeUnit: s\n# velocityUnit: %s/s\n# accelerationUnit: %s/s^2\n", cs.Unit, cs.Unit, cs.Unit)
 	if c := cs.Calibration; c != nil {

@@ -389,7 +389,7 @@ var scenarios = []scenario{
 		var page httpapi.FramePage
 		bo.do("GET", "/movies/"+id+"/frames", nil).want(200).decode(&page)
 		wantMovie := httpapi.DownloadMovie{ID: id, Title: m.Title, FrameRate: 30, Trim: httpapi.TrimView{Start: 10, End: 40}, CaptureInterval: 5}
-		if page.Movie != wantMovie || page.Trace == nil || *page.Trace != (httpapi.DownloadTrace{JobID: ts.JobID, UserName: m.LastJob.UserName}) {
+		if page.Movie != wantMovie || page.Trace == nil || !reflect.DeepEqual(*page.Trace, httpapi.DownloadTrace{JobID: ts.JobID, UserName: m.LastJob.UserName}) {
 			t.Fatalf("header %+v %+v", page.Movie, page.Trace)
 		}
 		if len(page.Frames) != 2 {

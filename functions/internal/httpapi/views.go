@@ -68,6 +68,9 @@ type MovieSummary struct {
 	// FrameCount is the movie's length, so that a list can say how much of
 	// the movie (not only of the last trace) is traced.
 	FrameCount int `json:"frameCount"`
+	// Quality is the last completed trace's quality per marker, one
+	// sentence each; absent when it recorded none.
+	Quality []string `json:"quality,omitempty"`
 	// Video (null until ingested) gives the list its size and duration; a
 	// thumbnail is frame 0's image. AddedBy is who created the movie.
 	Video   *VideoView `json:"video"`
@@ -129,6 +132,51 @@ type JobView struct {
 	UserName       string        `json:"userName"`
 	// Yours is true when the caller started this trace.
 	Yours bool `json:"yours,omitempty"`
+	// Quality is each marker's quality over a completed trace
+	// (domain.TraceQuality); absent when the job recorded none.
+	Quality []QualityView `json:"quality,omitempty"`
+}
+
+// QualityView is one marker's quality over the last trace.
+type QualityView struct {
+	MarkerID  string `json:"markerId"`
+	Label     string `json:"label"`
+	Frames    int    `json:"frames"`
+	Lost      int    `json:"lost"`
+	Uncertain int    `json:"uncertain"`
+	// MergedWith and MergedAt: the marker it first merged with, and on
+	// which frame; absent when it never did.
+	MergedWith string `json:"mergedWith,omitempty"`
+	MergedAt   *int   `json:"mergedAt,omitempty"`
+	// Summary says it in one sentence ("Head: lost in 12% of frames,
+	// uncertain in 5%, merged with Tail at frame 36").
+	Summary string `json:"summary"`
+}
+
+// qualityViews is the view of the last job's quality.
+func qualityViews(m domain.Movie, j *domain.JobRecord) []QualityView {
+	if j == nil || len(j.Quality) == 0 {
+		return nil
+	}
+	sentences := domain.QualitySentences(m.Settings.Markers, j.Quality)
+	out := make([]QualityView, len(j.Quality))
+	for i, q := range j.Quality {
+		out[i] = QualityView{MarkerID: q.MarkerID, Label: markerLabel(m, q.MarkerID), Frames: q.Frames, Lost: q.Lost, Uncertain: q.Uncertain, Summary: sentences[i]}
+		if q.MergedWith != "" {
+			at := q.MergedAt
+			out[i].MergedWith, out[i].MergedAt = q.MergedWith, &at
+		}
+	}
+	return out
+}
+
+// qualitySentences are the sentences of the last job's quality (nil when
+// it recorded none).
+func qualitySentences(m domain.Movie, j *domain.JobRecord) []string {
+	if j == nil || len(j.Quality) == 0 {
+		return nil
+	}
+	return domain.QualitySentences(m.Settings.Markers, j.Quality)
 }
 
 // MovieDetail is GET /movies/{id} and the 200 of every edit.
@@ -220,6 +268,7 @@ func summary(m domain.Movie, now time.Time, caller domain.User) MovieSummary {
 		Progress:   ProgressView{FramesWritten: v.Progress.FramesWritten, TotalFrames: v.Progress.TotalFrames},
 		Lock:       liveHolder(m, now, caller),
 		FrameCount: m.FrameCount,
+		Quality:    qualitySentences(m, v.LastJob),
 		Video:      videoView(m),
 		AddedBy:    addedBy(m, caller),
 	}
@@ -255,7 +304,8 @@ func detail(m domain.Movie, now time.Time, caller domain.User) MovieDetail {
 			JobID: j.JobID, Status: j.Status, FromFrame: j.FromFrame,
 			StartedAt: formatTime(j.StartedAt), FinishedAt: formatTime(j.FinishedAt),
 			Frames: j.Frames, FailureSummary: j.FailureSummary, UserName: j.UserName,
-			Yours: caller.ID != "" && j.UserID == caller.ID,
+			Yours:   caller.ID != "" && j.UserID == caller.ID,
+			Quality: qualityViews(m, j),
 		}
 	}
 	return d

@@ -7,9 +7,17 @@ import (
 	"github.com/movietrace/tracinglocks/functions/testkit/groundtruth"
 )
 
-// BenchmarkStep is one frame of three markers on a 640x360 clean clip.
+// BenchmarkStep is one frame of three markers on a 640x360 clip of each
+// ground-truth condition (go test -bench Step -cpuprofile: where the time
+// goes).
 func BenchmarkStep(b *testing.B) {
-	s, err := groundtruth.New("clean", 640, 360, 40)
+	for _, cond := range groundtruth.Conditions {
+		b.Run(cond, func(b *testing.B) { benchmarkStep(b, cond) })
+	}
+}
+
+func benchmarkStep(b *testing.B, cond string) {
+	s, err := groundtruth.New(cond, 640, 360, 40)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,24 +15,10 @@ func (im image) at(x, y int) float32 {
 	return float32(im.pix[y*im.w+x])
 }
 
-// sample is the bilinear interpolation at (x, y).
-func (im image) sample(x, y float64) float32 {
-	fx, fy := math.Floor(x), math.Floor(y)
-	ax, ay := float32(x-fx), float32(y-fy)
-	x0, y0 := int(fx), int(fy)
-	top := im.at(x0, y0)*(1-ax) + im.at(x0+1, y0)*ax
-	bot := im.at(x0, y0+1)*(1-ax) + im.at(x0+1, y0+1)*ax
-	return top*(1-ay) + bot*ay
-}
-
 // cut samples the (2r+1)^2 patch centered at (cx, cy) into dst.
 func cut(im image, cx, cy float64, r int, dst []float32) {
 	side := 2*r + 1
-	for i := range side {
-		for j := range side {
-			dst[i*side+j] = im.sample(cx+float64(j-r), cy+float64(i-r))
-		}
-	}
+	im.grid(cx-float64(r), cy-float64(r), side, side, dst)
 }
 
 // prepared is a template ready for ZNCC: zero mean and its norm.
@@ -62,11 +48,19 @@ func prepare(t []float32, dst *prepared) {
 
 // searcher holds one marker's reusable buffers for search.
 type searcher struct {
-	region  []float32 // the frame around the search window, edge-clamped
-	sum, sq []float64 // integral images of region and region^2
-	side    int       // region side
-	ts      int       // template side
-	off     int       // region offset of the window's center candidate
+	full plane // the frame around the search window, edge-clamped
+	half plane // the same at half resolution (2x2 block sums)
+	ht   prepared
+	ts   int // template side
+	off  int // full-region offset of the window's center candidate
+}
+
+// plane is a region of pixels with the integral images of its values and
+// their squares, so a window's mean and variance cost four lookups each.
+type plane struct {
+	pix     []float32
+	sum, sq []float64
+	side    int
 }
 
 // match is the best position of a search.
@@ -77,9 +71,11 @@ type match struct {
 }
 
 // coarseStride is the candidate spacing of the first pass of a search
-// wider than coarseFrom: every other pixel, then every pixel around the
-// best. A textured template's ZNCC peak is a few pixels wide, so the
-// coarse pass still lands next to it, at a quarter of the cost.
+// wider than coarseFrom: every other pixel, scored at half resolution (the
+// frame and the template in 2x2 blocks, a quarter of the products), then
+// every pixel around the best at full resolution. A textured template's
+// ZNCC peak is a few pixels wide, so the coarse pass still lands next to
+// it (issue 24: the tracker's cost).
 const (
 	coarseStride = 2
 	coarseFrom   = 6
@@ -94,25 +90,18 @@ func (s *searcher) search(im image, tpl *prepared, r, cx, cy, rad int) match {
 		return match{x: float64(cx), y: float64(cy)}
 	}
 	s.load(im, r, cx, cy, rad+coarseStride+1)
-	stride := 1
-	if rad > coarseFrom {
-		stride = coarseStride
-	}
 	bx, by, best := 0, 0, math.Inf(-1)
-	for dy := -rad; dy <= rad; dy += stride {
-		for dx := -rad; dx <= rad; dx += stride {
-			if v := s.score(tpl, dx, dy); v > best {
-				bx, by, best = dx, dy, v
-			}
-		}
+	lo, hi := -rad, rad
+	if rad > coarseFrom {
+		cbx, cby := s.coarse(tpl, rad)
+		lo, hi = -1, 1
+		bx, by = cbx, cby
 	}
-	if stride > 1 {
-		cbx, cby := bx, by
-		for dy := max(cby-stride+1, -rad); dy <= min(cby+stride-1, rad); dy++ {
-			for dx := max(cbx-stride+1, -rad); dx <= min(cbx+stride-1, rad); dx++ {
-				if v := s.score(tpl, dx, dy); v > best {
-					bx, by, best = dx, dy, v
-				}
+	ox, oy := bx, by
+	for dy := max(oy+lo, -rad); dy <= min(oy+hi, rad); dy++ {
+		for dx := max(ox+lo, -rad); dx <= min(ox+hi, rad); dx++ {
+			if v := s.full.score(tpl, s.off+dx, s.off+dy, s.ts); v > best {
+				bx, by, best = dx, dy, v
 			}
 		}
 	}
@@ -122,15 +111,51 @@ func (s *searcher) search(im image, tpl *prepared, r, cx, cy, rad int) match {
 			if i == 0 && j == 0 {
 				n[4] = best
 			} else {
-				n[(j+1)*3+i+1] = s.score(tpl, bx+i, by+j)
+				n[(j+1)*3+i+1] = s.full.score(tpl, s.off+bx+i, s.off+by+j, s.ts)
 			}
 		}
 	}
-	ox, oy := peak(n[:], 3, 1, 1)
+	px, py := peak(n[:], 3, 1, 1)
 	return match{
-		x: float64(cx+bx) + ox, y: float64(cy+by) + oy, score: best,
+		x: float64(cx+bx) + px, y: float64(cy+by) + py, score: best,
 		edge: bx <= -rad || by <= -rad || bx >= rad || by >= rad,
 	}
+}
+
+// coarse is the first pass of a wide search: the candidates -rad, -rad+2,
+// ... up to rad, in x and y, scored with the template and the region
+// summed in 2x2 blocks. A candidate dx puts the template's top-left at
+// full-region column off+dx, so with the blocks starting at column phi
+// (off-rad-phi even) it is block column (off+dx-phi)/2: the half-resolution
+// pass tries exactly the full-resolution candidates it stands for.
+func (s *searcher) coarse(tpl *prepared, rad int) (int, int) {
+	nb := s.ts / 2 // template blocks per side (its last row and column left out)
+	phi := (s.off - rad) & 1
+	s.half.shrink(&s.full, phi)
+	halve(tpl.z, s.ts, nb, &s.ht)
+	bx, by, best := 0, 0, math.Inf(-1)
+	for dy := -rad; dy <= rad; dy += coarseStride {
+		for dx := -rad; dx <= rad; dx += coarseStride {
+			if v := s.half.score(&s.ht, (s.off+dx-phi)/2, (s.off+dy-phi)/2, nb); v > best {
+				bx, by, best = dx, dy, v
+			}
+		}
+	}
+	return bx, by
+}
+
+// halve sums the template z (side ts) in 2x2 blocks, nb per side, into
+// dst, zero mean.
+func halve(z []float32, ts, nb int, dst *prepared) {
+	t := dst.z[:0]
+	for i := range nb {
+		for j := range nb {
+			a, b := z[2*i*ts+2*j:], z[(2*i+1)*ts+2*j:]
+			t = append(t, a[0]+a[1]+b[0]+b[1])
+		}
+	}
+	dst.z = t
+	prepare(t, dst)
 }
 
 // load copies the frame around (cx, cy) for candidates up to ±reach, and
@@ -139,17 +164,11 @@ func (s *searcher) load(im image, r, cx, cy, reach int) {
 	ts := 2*r + 1
 	side := 2*reach + ts
 	x0, y0 := cx-reach-r, cy-reach-r
-	n := side * side
-	if cap(s.region) < n {
-		s.region = make([]float32, n)
-		s.sum = make([]float64, (side+1)*(side+1))
-		s.sq = make([]float64, (side+1)*(side+1))
-	}
-	s.region, s.sum, s.sq = s.region[:n], s.sum[:(side+1)*(side+1)], s.sq[:(side+1)*(side+1)]
-	s.side, s.ts, s.off = side, ts, reach
+	s.ts, s.off = ts, reach
+	s.full.resize(side)
 	inside := x0 >= 0 && y0 >= 0 && x0+side <= im.w && y0+side <= im.h
 	for i := range side {
-		row := s.region[i*side : (i+1)*side]
+		row := s.full.pix[i*side : (i+1)*side]
 		if inside {
 			src := im.pix[(y0+i)*im.w+x0 : (y0+i)*im.w+x0+side]
 			for j, v := range src {
@@ -161,41 +180,71 @@ func (s *searcher) load(im image, r, cx, cy, reach int) {
 			}
 		}
 	}
-	iw := side + 1
+	s.full.integrate()
+}
+
+func (p *plane) resize(side int) {
+	n := side * side
+	if cap(p.pix) < n {
+		p.pix = make([]float32, n)
+		p.sum = make([]float64, (side+1)*(side+1))
+		p.sq = make([]float64, (side+1)*(side+1))
+	}
+	p.pix, p.sum, p.sq = p.pix[:n], p.sum[:(side+1)*(side+1)], p.sq[:(side+1)*(side+1)]
+	p.side = side
+}
+
+// shrink makes p the 2x2 block sums of src's pixels from (phi, phi).
+func (p *plane) shrink(src *plane, phi int) {
+	side := (src.side - phi) / 2
+	p.resize(side)
+	for i := range side {
+		a := src.pix[(2*i+phi)*src.side+phi:]
+		b := src.pix[(2*i+phi+1)*src.side+phi:]
+		row := p.pix[i*side : (i+1)*side]
+		for j := range row {
+			row[j] = a[2*j] + a[2*j+1] + b[2*j] + b[2*j+1]
+		}
+	}
+	p.integrate()
+}
+
+// integrate builds the integral images of the pixels and their squares.
+func (p *plane) integrate() {
+	side, iw := p.side, p.side+1
 	for j := range iw {
-		s.sum[j], s.sq[j] = 0, 0
+		p.sum[j], p.sq[j] = 0, 0
 	}
 	for i := range side {
 		var rs, rq float64
-		s.sum[(i+1)*iw], s.sq[(i+1)*iw] = 0, 0
+		p.sum[(i+1)*iw], p.sq[(i+1)*iw] = 0, 0
 		for j := range side {
-			v := float64(s.region[i*side+j])
+			v := float64(p.pix[i*side+j])
 			rs += v
 			rq += v * v
-			s.sum[(i+1)*iw+j+1] = s.sum[i*iw+j+1] + rs
-			s.sq[(i+1)*iw+j+1] = s.sq[i*iw+j+1] + rq
+			p.sum[(i+1)*iw+j+1] = p.sum[i*iw+j+1] + rs
+			p.sq[(i+1)*iw+j+1] = p.sq[i*iw+j+1] + rq
 		}
 	}
 }
 
-// score is the ZNCC of tpl centered dx, dy from the loaded center (within
-// the loaded reach).
-func (s *searcher) score(tpl *prepared, dx, dy int) float64 {
-	ts, side, iw := s.ts, s.side, s.side+1
-	x, y := s.off+dx, s.off+dy // window top-left in the region
+// score is the ZNCC of tpl (side ts) with the window whose top-left is
+// (x, y) in the plane.
+func (p *plane) score(tpl *prepared, x, y, ts int) float64 {
+	side, iw := p.side, p.side+1
 	a, b := y*iw+x, y*iw+x+ts
 	c, d := (y+ts)*iw+x, (y+ts)*iw+x+ts
-	sum := s.sum[d] - s.sum[b] - s.sum[c] + s.sum[a]
-	sq := s.sq[d] - s.sq[b] - s.sq[c] + s.sq[a]
+	sum := p.sum[d] - p.sum[b] - p.sum[c] + p.sum[a]
+	sq := p.sq[d] - p.sq[b] - p.sq[c] + p.sq[a]
 	area := float64(ts * ts)
 	v := sq - sum*sum/area
-	if v < 1e-6 {
+	if v < 1e-6 || tpl.norm < 1e-6 {
 		return 0
 	}
 	var d0, d1, d2, d3 float32
 	z := tpl.z
 	for i := range ts {
-		row := s.region[(y+i)*side+x : (y+i)*side+x+ts]
+		row := p.pix[(y+i)*side+x : (y+i)*side+x+ts]
 		t := z[i*ts : i*ts+ts]
 		j := 0
 		for ; j+3 < len(t); j += 4 {

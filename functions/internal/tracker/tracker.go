@@ -73,6 +73,7 @@ type scratch struct {
 	s     searcher
 	a, b  prepared
 	patch []float32
+	g     grids
 }
 
 // ErrFrameSize is returned by Step for a frame of another size than the
@@ -187,7 +188,7 @@ func (t *Tracker) track(im image, i int) Point {
 	if m.lostFor > 0 {
 		tpl = m.key
 	}
-	if x, y, ok := refine(im, tpl, r, best.x, best.y); ok && x >= 0 && y >= 0 && x <= float64(t.w-1) && y <= float64(t.h-1) {
+	if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); ok && x >= 0 && y >= 0 && x <= float64(t.w-1) && y <= float64(t.h-1) {
 		best.x, best.y = x, y
 	}
 	if len(sc.patch) != len(m.cur) {

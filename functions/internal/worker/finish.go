@@ -49,8 +49,9 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 	}
 	switch {
 	case err == nil:
+		quality := r.quality(ctx)
 		if cerr := r.terminal(ctx, func(f domain.JobFence) domain.Command {
-			return domain.CompleteJob{Job: r.lease, Now: f.Now, FramesWritten: r.written}
+			return domain.CompleteJob{Job: r.lease, Now: f.Now, FramesWritten: r.written, Quality: quality}
 		}); cerr != nil {
 			return r.unpublished(ctx, cerr)
 		}
@@ -78,6 +79,35 @@ func (r *run) finish(ctx, jobCtx context.Context, err error) Outcome {
 		return r.unpublished(ctx, ferr)
 	}
 	return Outcome{Result: ResultFailed, FramesWritten: r.written, Summary: domain.SanitizeSummary(summary), Err: err}
+}
+
+// qualityPage is how many frames quality reads per page.
+const qualityPage = 1000
+
+// quality derives each marker's quality (domain.TraceQuality) from the
+// stored frames of the trim, the ones this job wrote and those a retrace
+// kept. It is best effort: a read that fails leaves the job's record
+// without quality (logged), it never fails a traced job.
+func (r *run) quality(ctx context.Context) []domain.MarkerQuality {
+	trim, markers := r.movie.Settings.Trim, r.movie.Settings.Markers
+	var q []domain.MarkerQuality
+	for from := trim.Start; from < trim.End; {
+		page, next, err := r.w.o.Frames.Page(ctx, r.movieID, from, qualityPage)
+		if err != nil {
+			r.log.WarnContext(ctx, "could not read the traced frames for the trace's quality", slog.String("error", err.Error()))
+			return nil
+		}
+		end := len(page)
+		for end > 0 && page[end-1].Index >= trim.End {
+			end--
+		}
+		q = domain.AddQuality(q, domain.TraceQuality(markers, page[:end]))
+		if next == nil || end < len(page) {
+			break
+		}
+		from = *next
+	}
+	return q
 }
 
 // summary is the user-facing failure summary for err (docs/worker.md,

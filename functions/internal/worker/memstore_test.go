@@ -68,6 +68,26 @@ func (s *memStore) Keys(ctx context.Context, movieID string, from int) ([]int, e
 	return keys, nil
 }
 
+func (s *memStore) Page(ctx context.Context, movieID string, from, limit int) ([]domain.Frame, *int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	keys, err := s.Keys(ctx, movieID, from)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var page []domain.Frame
+	for _, k := range keys {
+		if len(page) == limit {
+			return page, &k, nil
+		}
+		page = append(page, s.frames[movieID][k])
+	}
+	return page, nil, nil
+}
+
 func (s *memStore) WriteFenced(ctx context.Context, movieID string, fence domain.JobFence, puts []domain.Frame, deletes []int) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -32,6 +32,10 @@ type Frames interface {
 	// none does. A refused fence is the domain's refusal (CodeLeaseLost).
 	// At most Options.FrameBatch frames, none twice.
 	WriteFenced(ctx context.Context, movieID string, fence domain.JobFence, puts []domain.Frame, deletes []int) error
+	// Page returns up to limit stored frames at or after from, in frame
+	// order, and the index to continue from (nil at the end), read
+	// consistently: the completed job's quality is derived from them.
+	Page(ctx context.Context, movieID string, from, limit int) ([]domain.Frame, *int, error)
 }
 
 // Queue is the trace-job queue.

@@ -31,8 +31,8 @@ PY
   fi
   cp "$orig" "$file"
 }
-mutant "sub-pixel" match.go 'ox, oy := peak(n[:], 3, 1, 1)' 'ox, oy := 0.0, 0.0' 
-mutant "sub-pixel refine off" tracker.go 'if x, y, ok := refine(im, tpl, r, best.x, best.y); ok' 'if x, y, ok := refine(im, tpl, r, best.x, best.y); false && ok'
+mutant "sub-pixel" match.go 'px, py := peak(n[:], 3, 1, 1)' 'px, py := 0.0, 0.0' 
+mutant "sub-pixel refine off" tracker.go 'if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); ok' 'if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); false && ok'
 mutant "re-acquire threshold" tracker.go 'threshold = p.ReacquireConfidence' 'threshold = p.MinConfidence'
 mutant "extrapolation while lost" tracker.go 'px := clamp(m.x+m.vx*k, 0, float64(t.w-1))' 'px := clamp(m.x+m.vx, 0, float64(t.w-1))'
 mutant "evolving template" tracker.go 'e, te := float32(p.Evolve), float32(p.Tether)' 'e, te := float32(0), float32(0)'

@@ -162,6 +162,21 @@ build-%: ## Build one function, e.g. make build-worker
 bench-viewer: withemulators ## Next-frame display latency of the Analyze page (headless Chromium, local stack): p50/p95 cold and warm
 	$(WITHEMULATORS) -- $(GO) run ./functions/tools/benchviewer $(BENCH_VIEWER_FLAGS)
 
+# The ingest's cost against plain decoding (issue 22's measures): real
+# footage from Debian's opencv-doc (bench-tracer-deps installs it) and a
+# generated 1080p30 H.264 clip of BENCH_INGEST_SECONDS; BENCH_INGEST_BUDGET
+# splits each into ranges as INGEST_INVOCATION_SECONDS does.
+BENCH_INGEST_SECONDS ?= 20
+BENCH_INGEST_BUDGET  ?= 0
+BENCH_INGEST_CLIP    := $(TOOLS)/bench/testsrc2-1080p30-$(BENCH_INGEST_SECONDS)s.mp4
+.PHONY: bench-ingest
+bench-ingest: bench-tracer-deps ## Ingest CPU vs ffmpeg decoding, rendition bytes vs source, S3 writes vs frames (real footage + 1080p30)
+	@mkdir -p $(dir $(BENCH_INGEST_CLIP))
+	@[ -f $(BENCH_INGEST_CLIP) ] || ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=1920x1080:rate=30 -t $(BENCH_INGEST_SECONDS) \
+		-c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p $(BENCH_INGEST_CLIP)
+	$(GO) run ./functions/tools/benchingest -budget $(BENCH_INGEST_BUDGET)s \
+		/usr/share/doc/opencv-doc/examples/data/vtest.avi /usr/share/doc/opencv-doc/examples/data/Megamind.avi $(BENCH_INGEST_CLIP)
+
 .PHONY: import
 import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN
 	@test -n "$(FILE)" || { echo "usage: make import FILE=movie.mp4 [TITLE='A title']" >&2; exit 2; }
@@ -343,6 +358,8 @@ proof-suite:
 		./functions/internal/dynamo -args -rapid.checks=$(RAPID_CHECKS)
 	PROOF_COUNTS=$(PROOF_COUNTS) PROOF_BUDGET_TRACE=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
 		-run '^TestTwoSecondInvocationsCompleteAThirtySecondTrace$$' ./functions/local/stack
+	PROOF_LONG_INGEST=1 $(GO) test -count=1 -timeout $(PROOF_TIMEOUT) \
+		-run '^TestFiveMinuteClipIngestsInFiveSecondRanges$$' ./functions/local/stack
 	$(MAKE) fuzz PROOF_COUNTS=$(PROOF_COUNTS)
 
 # Every Fuzz* target of the module for FUZZTIME each (go test -fuzz takes one

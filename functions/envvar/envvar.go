@@ -77,6 +77,9 @@ const (
 	// ProofBudgetTrace, when set, runs the local stack's literal budget test
 	// (2 s worker invocations, a 30 s trace); make proof sets it.
 	ProofBudgetTrace = "PROOF_BUDGET_TRACE"
+	// ProofLongIngest, when set, runs the local stack's 5-minute clip
+	// ingested in 5-second ranges; make proof sets it.
+	ProofLongIngest = "PROOF_LONG_INGEST"
 )
 
 // Set by the CDK CLI when it runs the app (infra/main.go).

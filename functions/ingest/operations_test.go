@@ -64,14 +64,14 @@ func TestIngestOperationsAreListed(t *testing.T) {
 	}
 	receive() // the bucket configuration's s3:TestEvent
 
-	// A clip long enough that its ingest takes more than one 1-second
-	// budget (INGEST_INVOCATION_SECONDS=1 below), so it continues through
-	// the upload queue: 1,790 frames of 320x240 take 3-8 s to prepare here.
-	// (Not a multiple of the chunk size: the range that stores the short
-	// last chunk ends the movie, so the ingest never reads a chunk back.)
+	// A clip whose ingest takes more than one 1-second budget
+	// (INGEST_INVOCATION_SECONDS=1 below), so it continues through the
+	// upload queue: 170 frames of 1280x720 (three chunks, the last short)
+	// take 2-3 CPU-seconds to prepare, and each range stores one chunk at
+	// least.
 	clip := filepath.Join(t.TempDir(), "clip.mp4")
-	if out, err := exec.CommandContext(ctx, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
-		"-frames:v", "1790", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30",
+		"-frames:v", "170", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip).CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg: %v %s", err, out)
 	}
 	file, err := os.ReadFile(clip)

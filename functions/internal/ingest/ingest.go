@@ -48,6 +48,17 @@ type Files interface {
 	PresignGet(ctx context.Context, key string, expires time.Duration) (string, error)
 	DeleteFiles(ctx context.Context, movieID string) error
 	ClearPending(ctx context.Context, movieID string) error
+	Head(ctx context.Context, key string) (s3store.Object, error)
+}
+
+// SizeMismatchError: the file that arrived is not the size the upload
+// declared (a truncated or wrong file).
+type SizeMismatchError struct {
+	Declared, Arrived int64
+}
+
+func (e *SizeMismatchError) Error() string {
+	return fmt.Sprintf("ingest: the upload declared %d bytes, %d arrived", e.Declared, e.Arrived)
 }
 
 var _ Files = (*s3store.Store)(nil)
@@ -69,6 +80,9 @@ type Options struct {
 	// ChunkFrames is the rendition's chunk size (media.DefaultChunkFrames
 	// when 0).
 	ChunkFrames int
+	// RangeChunks (0: no limit) ends a range after this many chunks, as the
+	// budget would: tests make ranges of a known size with it.
+	RangeChunks int
 }
 
 // DefaultBudget is an invocation's default preparing time: well inside
@@ -212,10 +226,29 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	case m.Status == domain.StatusIngestFailed:
 		log.Info("ingest: already failed (a redelivered or repeated event)")
 		return nil
+	case m.Status == domain.StatusDeleting:
+		// Deleted while its ingest ran: write nothing more; the sweeper's
+		// purge removes every object under the movie's prefixes.
+		log.Info("ingest: the movie is being deleted; its next range is dropped")
+		return nil
 	case m.Status != domain.StatusAwaitingUpload:
 		// Ready: a redelivered event, or the delivery that completed it died
 		// before it untagged the file. Untagging again is harmless.
 		return h.clearPending(ctx, movieID)
+	}
+	if m.Progress.TotalFrames == 0 && m.Upload != nil && m.Upload.SizeBytes > 0 {
+		// Before the ingest begins: the file must be the one declared.
+		obj, err := h.opts.Files.Head(ctx, s3store.UploadKey(movieID))
+		if errors.Is(err, s3store.ErrNotFound) {
+			log.Info("ingest: the upload is not there (removed, or not yet visible); nothing to do")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if obj.Size != m.Upload.SizeBytes {
+			return h.fail(ctx, log, movieID, &SizeMismatchError{Declared: m.Upload.SizeBytes, Arrived: obj.Size})
+		}
 	}
 	src, err := h.opts.Files.UploadURL(ctx, movieID, time.Hour)
 	if err != nil {
@@ -245,6 +278,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		res, err := media.Prepare(ctx, src, media.PrepareOptions{
 			ChunkFrames: h.opts.ChunkFrames, FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
 			Timing: timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
+			MaxChunks: h.opts.RangeChunks,
 		}, func(ctx context.Context, c media.Chunk) error {
 			body, err := os.ReadFile(c.Path)
 			if err != nil {
@@ -366,7 +400,11 @@ func (h *Handler) fail(ctx context.Context, log *slog.Logger, movieID string, ca
 // error is a property of the file (permanent) rather than of the moment.
 func Summary(err error) (string, bool) {
 	var codec *video.UnsupportedCodecError
+	var size *SizeMismatchError
 	switch {
+	case errors.As(err, &size):
+		return fmt.Sprintf("The file that arrived has %d bytes, but the upload declared %d: upload the complete file again.",
+			size.Arrived, size.Declared), true
 	case errors.As(err, &codec):
 		return "The video codec " + domain.SanitizeSummary(codec.Codec) + " cannot be decoded.", true
 	case errors.Is(err, video.ErrUnsupportedCodec):

@@ -18,8 +18,8 @@ import (
 // docs/media.md: 0.7-1.2x the upload's bytes on real and generated
 // footage, where "ultrafast" took 2.3x), one keyframe per chunk.
 const (
-	x264Preset = "veryfast"
-	x264CRF    = "20"
+	X264Preset = "veryfast"
+	X264CRF    = "20"
 )
 
 // PrepareOptions describe one range of a movie's preparation.
@@ -46,6 +46,9 @@ type PrepareOptions struct {
 	HardDeadline time.Time
 	// TempDir holds the chunks until they are stored (os.TempDir when "").
 	TempDir string
+	// MaxChunks (0: no limit) ends the range after this many chunks, as
+	// its deadline would: tests make ranges of a known size with it.
+	MaxChunks int
 }
 
 // Chunk is one finished chunk, a local file until Prepare returns.
@@ -121,7 +124,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	}
 	args := append(append([]string{"-nostdin", "-hide_banner", "-v", "error"}, seek...), in...)
 	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-vsync", "passthrough", "-vf", filter,
-		"-c:v", "libx264", "-preset", x264Preset, "-crf", x264CRF, "-pix_fmt", "yuv420p",
+		"-c:v", "libx264", "-preset", X264Preset, "-crf", X264CRF, "-pix_fmt", "yuv420p",
 		"-g", strconv.Itoa(n), "-keyint_min", strconv.Itoa(n), "-sc_threshold", "0",
 		"-force_key_frames", "expr:eq(mod(n,"+strconv.Itoa(n)+"),0)",
 		"-f", "segment", "-segment_start_number", strconv.Itoa(first), "-reset_timestamps", "1",
@@ -148,6 +151,13 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	res := Prepared{NextFrame: o.FromFrame}
 	stored := 0    // chunks of this range stored, from first
 	lastPath := "" // the last stored chunk, kept to count its frames
+	more := false  // chunks finished but not stored: the range is over
+	// full: the range stored what it may (MaxChunks, or its deadline has
+	// passed and it stored one chunk at least).
+	full := func() bool {
+		return (o.MaxChunks > 0 && stored >= o.MaxChunks) ||
+			(stored > 0 && !o.Deadline.IsZero() && !time.Now().Before(o.Deadline))
+	}
 	storeFinished := func() error {
 		data, err := os.ReadFile(filepath.Join(dir, "list.csv"))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -157,7 +167,12 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		if err != nil {
 			return err
 		}
+		more = false
 		for ; stored < len(list); stored++ {
+			if full() {
+				more = true
+				break
+			}
 			k := list[stored]
 			if k != first+stored {
 				return fmt.Errorf("media: segment %d listed where %d was expected", k, first+stored)
@@ -193,7 +208,6 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		defer t.Stop()
 		hard = t.C
 	}
-	overtime := false // the deadline passed before the first chunk was stored
 	// lastCount counts the frames of the last chunk stored (none in the
 	// empty segment ffmpeg writes when a range starts at the movie's end).
 	lastCount := func() (int, error) {
@@ -215,6 +229,9 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		// The last segment is listed when ffmpeg closes it.
 		if err := storeFinished(); err != nil {
 			return res, err
+		}
+		if more {
+			return res, nil // the range is full: the movie goes on
 		}
 		// The movie's frame count: the full chunks before the last, and
 		// the last one's own count.
@@ -250,7 +267,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		if err != nil {
 			return res, err
 		}
-		if count < n {
+		if count < n && !more {
 			res.NextFrame = (first+stored-1)*n + count
 			res.Done = true
 		}
@@ -264,7 +281,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 				<-exited
 				return res, err
 			}
-			if overtime && stored > 0 {
+			if full() {
 				return end()
 			}
 		case <-deadline:
@@ -274,8 +291,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 				return res, err
 			}
 			if stored == 0 {
-				overtime = true
-				continue
+				continue // until its first chunk (the ticks)
 			}
 			return end()
 		case <-hard:

@@ -124,7 +124,8 @@ func TestPhoneKeyboardOnly(t *testing.T) {
 	phone.waitJS("the cancel button is there", `!!document.querySelector('#cancel-trace')`)
 	phone.press("cancel-trace", kb.Enter, "cancel the trace")
 	phone.waitJS("the page says the trace was cancelled", `document.querySelector('#movie-status').dataset.status === 'tracing_cancelled' &&
-		document.querySelector('#last-job').textContent.startsWith('Cancelled: the trace you started was stopped; the frames it had traced are kept')`)
+		document.querySelector('#last-job').textContent.startsWith('Cancelled: the trace you started traced ') &&
+		document.querySelector('#last-job').textContent.includes('before it was stopped at ')`)
 	if m := getMovie(t, st, movieID); m.Status != "tracing_cancelled" || m.LastJob == nil || m.LastJob.Status != "tracing_cancelled" {
 		t.Fatalf("after the cancel the API shows status %s, last job %+v", m.Status, m.LastJob)
 	}

@@ -36,6 +36,9 @@ func TestOneCountAfterRetraceAndCancel(t *testing.T) {
 	waitEditing(b)
 	b.do("start the first trace", chromedp.Click(chromedp.ID("start-trace")))
 	b.waitJS("traced", `document.querySelector('#movie-status').dataset.status === 'traced' && document.querySelector('#results').dataset.count === '300'`)
+	// The trace's end hands the movie back to Alice's analysis lease: the
+	// settings are editable again only once the page holds it.
+	b.waitJS("editable again", banner+`.dataset.mode === 'edit' && !document.querySelector('#from-frame').disabled`)
 
 	// A partial retrace from frame 150: Retrace asks first; the earlier
 	// results are shown as being replaced while it runs.

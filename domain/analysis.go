@@ -145,8 +145,12 @@ func unchanged(same Cond) Clause {
 
 // EditMarkers replaces the marker list. Precondition: editGuard, and the
 // list differs from the stored one. Frames traced for other markers are not
-// results for these, so a change resets the clean range (CleanBefore = 0); a
-// no-op edit (the same list) is a success that writes nothing.
+// results for these, so a change resets the clean range (CleanBefore = 0) and
+// clears the key frames (Settings.Keys): they corrected the trace this edit
+// replaces, and a marker ID of the new list may name a new marker (the page
+// reuses IDs), which must never inherit another marker's corrections.
+// Invariant: right after a marker edit no key exists. A no-op edit (the same
+// list) is a success that writes nothing, so its keys stay.
 type EditMarkers struct {
 	LeaseID string
 	// UserID, when set, must be the lease's user (the HTTP edge sets it).
@@ -176,7 +180,7 @@ func (c EditMarkers) Precondition() []Clause {
 func (c EditMarkers) AlreadyApplied() Cond { return And{heldBy(c.LeaseID, c.UserID, c.Now), c.same()} }
 
 func (c EditMarkers) Update() []Assignment {
-	return changed(c.Now, append(settingsEdited(c.Now), Set(FieldMarkers, c.markers()))...)
+	return changed(c.Now, append(settingsEdited(c.Now), Set(FieldMarkers, c.markers()), Remove(FieldKeys))...)
 }
 
 // EditTrim replaces the trimmed range.

@@ -296,6 +296,8 @@ func (m *Movie) assign(a Assignment) {
 			m.Lease = nil
 		case FieldCalibration:
 			m.Calibration = nil
+		case FieldKeys:
+			m.Settings.Keys = nil
 		default:
 			panic(fmt.Sprintf("domain: cannot remove %q", a.Field))
 		}

@@ -75,6 +75,17 @@ func TestCorrectPoint(t *testing.T) {
 			code:  domain.CodeSettingsChanged,
 		},
 		cmdCase{
+			name:  "a marker edit clears the key frames: a new marker with a reused ID inherits no correction",
+			movie: corrected,
+			cmd: domain.EditMarkers{LeaseID: leaseA, Now: at(2 * time.Second),
+				Markers: []domain.Marker{{ID: "m1", Label: "New", X: 0.9, Y: 0.1}}},
+			check: func(t *testing.T, _, after domain.Movie) {
+				if len(after.Settings.Keys) != 0 {
+					t.Fatalf("keys %+v after the markers were replaced, want none", after.Settings.Keys)
+				}
+			},
+		},
+		cmdCase{
 			name:  "coordinates outside the frame are invalid",
 			movie: traced,
 			cmd:   correct(traced, leaseA, at(time.Second), 40, 1.5, 0.5),

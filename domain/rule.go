@@ -201,7 +201,7 @@ type AssignOp string
 const (
 	// AssignSet stores Value in the field.
 	AssignSet AssignOp = "set"
-	// AssignRemove deletes the field (only FieldLease and FieldCalibration).
+	// AssignRemove deletes the field (only FieldLease, FieldCalibration and FieldKeys).
 	AssignRemove AssignOp = "remove"
 	// AssignAdd adds the integer Value to a numeric field.
 	AssignAdd AssignOp = "add"

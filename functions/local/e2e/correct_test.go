@@ -335,4 +335,10 @@ func TestCorrectADriftingMarkerOnRealFootage(t *testing.T) {
 		t.Fatalf("Enter placed a marker: %v markers", n)
 	}
 	b.checkAxe("correct-keyboard")
+
+	// The movie list states the last trace's quality, a sentence per marker.
+	b.do("back to the list", chromedp.Navigate(st.URL+"#/"))
+	b.waitJS("the list's quality", `(() => { const q = document.querySelector('[data-testid="quality-`+m.ID+`"]');
+		return !!q && q.textContent.startsWith('Marker 1: ') && q.textContent.includes('Marker 2: '); })()`)
+	b.checkAxe("correct-list")
 }

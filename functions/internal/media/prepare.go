@@ -180,9 +180,10 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		}
 	}
 	defer pause(false)
-	stored := 0    // chunks of this range stored, from first
-	lastPath := "" // the last stored chunk, kept to count its frames
-	more := false  // chunks finished but not stored: the range is over
+	var perChunk time.Duration // a remuxed chunk's proof, measured
+	stored := 0                // chunks of this range stored, from first
+	lastPath := ""             // the last stored chunk, kept to count its frames
+	more := false              // chunks finished but not stored: the range is over
 	// full: the range stored what it may (MaxChunks, or its deadline has
 	// passed and it stored one chunk at least).
 	full := func() bool {
@@ -202,7 +203,9 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		proven := 0 // remuxed chunks from list[stored] on proven and not yet stored
 		var rejected error
 		for ; stored < len(list); stored++ {
-			if full() {
+			// A remuxed chunk already proven is stored even past the
+			// deadline: its proof is paid for.
+			if full() && proven == 0 {
 				more = true
 				break
 			}
@@ -223,9 +226,19 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 					if o.MaxChunks > 0 {
 						batch = min(batch, o.MaxChunks-stored)
 					}
+					if !o.Deadline.IsZero() {
+						// As many as the time left proves, by the last batch's pace.
+						fit := 2
+						if perChunk > 0 {
+							fit = int(time.Until(o.Deadline) / perChunk)
+						}
+						batch = max(1, min(batch, fit))
+					}
+					began := time.Now()
 					if proven, rejected = verifyChunks(ctx, o.Copy, dir, k, batch); proven == 0 {
 						return rejected
 					}
+					perChunk = time.Since(began) / time.Duration(batch)
 				}
 				proven--
 				if res.Width == 0 {
@@ -268,6 +281,10 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	// lastCount counts the frames of the last chunk stored (none in the
 	// empty segment ffmpeg writes when a range starts at the movie's end).
 	lastCount := func() (int, error) {
+		if o.Copy != nil && stored > 0 {
+			// A remuxed chunk was proven to decode to its packets' count.
+			return len(o.Copy.chunkSums(first + stored - 1)), nil
+		}
 		info, err := video.Probe(ctx, lastPath)
 		switch {
 		case err == nil:

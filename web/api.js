@@ -94,6 +94,7 @@ export function errorText(err) {
     case CODE.NOT_FOUND: return 'This movie no longer exists.';
     case CODE.MOVIE_NOT_READY: return "This movie's video is not ready, so it cannot be analysed: it has not been uploaded yet, or it could not be read.";
     case CODE.UNAUTHENTICATED: return 'You are not signed in.';
+    case CODE.SETTINGS_CHANGED: return 'The markers or settings changed while your correction was being saved, so it was not saved. Look at the frame again and correct it once more.';
     default: return err.status >= 500 ? 'The server could not do this. Try again in a moment.' : 'The request was refused.';
   }
 }

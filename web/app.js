@@ -38,9 +38,10 @@ import { watchHistory } from './actions/history.js';
 import { watchIdle, watchFree, noteActivity } from './actions/etiquette.js';
 import * as etiquette from './views/etiquette.js';
 import * as retrace from './views/retrace.js';
+import * as correct from './views/correct.js';
 
 // A panel is a module with render(state); a new panel adds itself here.
-for (const v of [routes, identity, list, notready, analyze, lease, etiquette, player, markers, settings, retrace, progress, job, results, history, calibration, plots, upload, manage]) {
+for (const v of [routes, identity, list, notready, analyze, lease, etiquette, player, markers, correct, settings, retrace, progress, job, results, history, calibration, plots, upload, manage]) {
   subscribe(v.render);
 }
 // A reaction, not a view: loads the derived results again when the frames,

@@ -25,6 +25,7 @@ export const CODE = Object.freeze({
   UNAUTHENTICATED: 'unauthenticated',
   NOT_TRACING: 'not_tracing',
   NOT_YOUR_TRACE: 'not_your_trace',
+  SETTINGS_CHANGED: 'settings_changed',
 });
 
 // Refusals that mean this page no longer holds the lease it wrote with.

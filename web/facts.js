@@ -146,6 +146,7 @@ export function invalidText(m, control) {
     case 'capture-interval': return 'Use a whole number from 1 to 10000.';
     case 'from-frame': return m ? 'Start at a frame within the trim (' + m.trim.start + ' to ' + (m.trim.end - 1) + ').' : 'Start at a frame within the trim.';
     case 'markers': return 'Place at least one marker on the frame before you start a trace.';
+    case 'keys': return 'A correction must be on a traced frame within the trim (every captured frame), of a marker that still exists, and on the frame (0 to 100 %).';
     case 'cal-length': return 'The calibration was not accepted: draw a line at least 0.5% of the frame long on the frame, give its real length (a positive number, at most a million), and put the origin on the frame.';
     default: return 'That value is not allowed.';
   }
@@ -190,3 +191,69 @@ export function staleText(m) {
   if (!m || !m.resultsStale) return '';
   return 'These results are stale: the markers, trim or capture interval changed after this trace started. Retrace to bring them up to date.';
 }
+
+// ---- Corrections (key frames), where markers start, doubt and quality
+// (issue 24). Every sentence about them is here.
+
+// keysOf: the movie's corrections of one marker (or all), by frame.
+export const keysOf = (m, markerId) => ((m && m.keys) || []).filter((k) => markerId == null || k.markerId === markerId);
+
+// keyAt: the correction of marker markerId on frame, if any.
+export const keyAt = (m, markerId, frame) => keysOf(m, markerId).find((k) => k.frame === frame) || null;
+
+// markerFrame: the frame a marker was placed on (0 when the API has none).
+export const markerFrame = (mk) => (mk && mk.frame) || 0;
+
+// markerFrameText says on which frame a marker was placed and, when that is
+// outside the trim, what a trace does with it (the tracer starts a marker
+// on its frame, or the trim's first frame if earlier; never after the end).
+export function markerFrameText(m, mk) {
+  const f = markerFrame(mk);
+  const said = 'placed on frame ' + f;
+  if (!m || !m.trim) return said;
+  if (f < m.trim.start) return said + ', before the trim: it is tracked from frame ' + m.trim.start + ', the trim\u2019s first frame, at this position.';
+  if (f >= m.trim.end) return said + ', after the trim (frames ' + m.trim.start + ' to ' + (m.trim.end - 1) + '): it is not tracked. Move it on a frame within the trim, or change the trim.';
+  return said;
+}
+
+// correctable: a marker's point on the shown frame can be corrected: this
+// page holds the lease, no trace runs, and the frame is a traced one.
+export const correctable = (s) => editable(s) && s.framesByIndex.has(s.frame);
+
+// pointOf: marker markerId's traced point on frame f, or null.
+export function pointOf(s, markerId, f) {
+  const fr = s.framesByIndex.get(f);
+  return fr ? (fr.points || []).find((p) => p.markerId === markerId) || null : null;
+}
+
+const DOUBT_WORDS = { appearance: 'it no longer looks like the marker', jump: 'it jumped further than its motion allows', merged: 'it merged with another marker' };
+
+// doubtText: why the tracker doubts a point, or ''.
+export const doubtText = (p) => (p && p.doubt ? 'uncertain: ' + (DOUBT_WORDS[p.doubt] || p.doubt) : '');
+
+// pointText: one marker's point on a frame in words (the frame's text
+// alternative): where it is, or that it is lost, doubted or corrected.
+export function pointText(label, p, key) {
+  if (key) return label + ': your correction at ' + pctText(key.x) + ', ' + pctText(key.y) + ' (a key frame)';
+  if (isLost(p)) return label + ': lost';
+  return label + ' at ' + pctText(p.x) + ', ' + pctText(p.y) + (p.doubt ? ' (' + doubtText(p) + ')' : '');
+}
+
+const pctText = (v) => (Math.round(v * 1000) / 10) + ' %';
+
+// keyText: one correction in words.
+export const keyText = (label, k) => label + ': corrected on frame ' + k.frame + ' to ' + pctText(k.x) + ', ' + pctText(k.y);
+
+// retraceFromText says what a retrace from a corrected frame keeps.
+export const retraceFromText = (k) => 'Frames before ' + k + ' are kept; frames from ' + k + ' on are traced again from your correction.';
+
+// correctHint: how to correct a point on the shown frame, or why not.
+export function correctHint(s) {
+  if (!s.movie || !s.frames.length) return 'After a trace you can correct a marker\u2019s point on any traced frame.';
+  if (!editable(s)) return 'Start editing to correct a marker\u2019s point on this frame.';
+  if (!s.framesByIndex.has(s.frame)) return 'Frame ' + s.frame + ' is not traced: go to a traced frame to correct a point there.';
+  return 'Drag a marker\u2019s point on the frame to where it belongs, or choose Correct below, move it with the arrow keys and press Enter.';
+}
+
+// qualityOf: the last trace's quality sentences, per marker (the API's).
+export const qualityOf = (m) => ((m && m.lastJob && m.lastJob.quality) || []).map((q) => q.summary).filter(Boolean);

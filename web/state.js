@@ -23,6 +23,7 @@ export const analysisFields = () => ({
   playing: false,
   view: Object.freeze({ zoom: 1, cx: 0.5, cy: 0.5 }), // the viewer's zoom and pan (web/viewport.js)
   selected: null,       // id of the marker the keyboard moves
+  correcting: null,     // a point being corrected on the shown frame: {markerId, frame, x, y} (actions/keys.js)
   startedTrace: false,  // this page started the running trace
   dirty: new Set(),     // ids of settings inputs changed and not saved
   history: { events: [], older: [], next: null, loaded: false },

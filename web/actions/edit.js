@@ -77,11 +77,17 @@ export async function saveSettings(f) {
 // startTrace saves the form's settings, then starts a trace from f.from.
 export async function startTrace(f) {
   if (!(await saveSettings(f))) return;
+  await beginTrace(f.from, 'from-frame');
+}
+
+// beginTrace starts a trace from frame from with the stored settings
+// (control: where a refusal of the frame is shown).
+export async function beginTrace(from, control) {
   const gen = state.generation;
   try {
-    await api('POST', moviePath(state.movieId) + '/traces', { leaseId: state.leaseId, body: { fromFrame: f.from } });
+    await api('POST', moviePath(state.movieId) + '/traces', { leaseId: state.leaseId, body: { fromFrame: from } });
   } catch (err) {
-    if (gen === state.generation) showRefusal(err, (err.field || '').startsWith('markers') ? 'markers' : 'from-frame');
+    if (gen === state.generation) showRefusal(err, (err.field || '').startsWith('markers') ? 'markers' : control);
     return;
   }
   if (gen !== state.generation) return;

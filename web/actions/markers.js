@@ -34,11 +34,14 @@ function nextID(ms) {
   return n;
 }
 
+// addMarker places a marker on the shown frame: it belongs to that frame
+// (the tracer starts it there).
 export function addMarker(x, y) {
+  const frame = state.frame;
   return saveMarkers((cur) => {
     const n = nextID(cur);
     commit({ selected: 'm' + n });
-    return [...cur, { id: 'm' + n, label: 'Marker ' + n, x: +x.toFixed(4), y: +y.toFixed(4) }];
+    return [...cur, { id: 'm' + n, label: 'Marker ' + n, x: +x.toFixed(4), y: +y.toFixed(4), frame }];
   });
 }
 

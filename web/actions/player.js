@@ -10,7 +10,9 @@ export const SPEEDS = Object.freeze([0.25, 0.5, 1, 1.5, 2, 4]);
 export function setFrame(n) {
   const m = state.movie;
   if (!m) return;
-  commit({ frame: Math.min(Math.max(0, n | 0), m.frameCount - 1) });
+  const frame = Math.min(Math.max(0, n | 0), m.frameCount - 1);
+  // A correction belongs to its frame: leaving the frame drops it.
+  commit(state.correcting && state.correcting.frame !== frame ? { frame, correcting: null } : { frame });
 }
 
 export const step = (d) => setFrame(state.frame + d);

@@ -1,9 +1,9 @@
 // Last trace: what the last job did, and what to do after a failure.
 'use strict';
 
-import { $, show, setText, timeEl, plural, replaceIfChanged } from '../dom.js';
+import { $, el, show, setText, timeEl, plural, replaceIfChanged } from '../dom.js';
 import { STATUS } from '../constants.js';
-import { editable, jobRange, restartText, traced, storedText, staleText } from '../facts.js';
+import { editable, jobRange, restartText, traced, storedText, staleText, qualityOf } from '../facts.js';
 
 export function render(s) {
   const m = s.movie;
@@ -26,6 +26,8 @@ export function render(s) {
   replaceIfChanged($('#last-job'), [what, timeEl(job.finishedAt), '.' + kept + (stale ? ' ' + stale : '')]);
   $('#last-job').dataset.status = job.status;
   $('#last-job').dataset.frames = t.count;
+  // Quality per marker (the API's sentences, domain.TraceQuality).
+  replaceIfChanged($('#job-quality'), qualityOf(m).map((q) => el('li', {}, q)));
   const failed = job.status === STATUS.TRACING_FAILED;
   const fs = $('#failure-summary');
   setText(fs, failed && job.failureSummary

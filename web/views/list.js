@@ -22,6 +22,9 @@ function row(m) {
     el('th', { scope: 'row' }, el('span', { className: 'movie-title' }, thumb(m), el('span', {}, m.title, el('br'), details(m)))),
     el('td', { dataset: { testid: 'status-' + m.id, label: 'Status' } }, el('span', { className: 'status s-' + m.status }, preparingText(m) || statusText(m.status))),
     el('td', { dataset: { testid: 'progress-' + m.id, label: 'Progress', frames: m.status === STATUS.TRACING ? '' : tracedOf(m) } }, progressText(m)),
+    // The last completed trace's quality, a sentence per marker (the API's).
+    el('td', { className: 'small', dataset: { testid: 'quality-' + m.id, label: 'Trace quality' } },
+      ...(m.quality && m.quality.length ? m.quality.flatMap((q, i) => (i ? [el('br'), q] : [q])) : [el('span', { className: 'muted' }, '\u2014')])),
     el('td', { dataset: { label: 'Lock' } }, lockCell(m)),
     el('td', {}, el('a', { href: '#/movies/' + encodeURIComponent(m.id), className: 'button', dataset: { testid: 'analyze-' + m.id },
       'aria-label': 'Analyze ' + m.title }, 'Analyze'), ' ', ...manageButtons(m)));

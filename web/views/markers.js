@@ -4,8 +4,9 @@
 
 import { $, el, show, setText, fieldError } from '../dom.js';
 import { state } from '../state.js';
-import { colour, editable } from '../facts.js';
+import { colour, editable, correctable, markerFrame, markerFrameText } from '../facts.js';
 import { addMarker, updateMarker, removeMarker, selectMarker, nudgeMarker } from '../actions/markers.js';
+import { setFrame } from '../actions/player.js';
 import { screenToFrame } from './player.js';
 
 const NUDGE = 0.005;      // an arrow key moves a marker by half a percent of the frame (at zoom 1)
@@ -21,10 +22,11 @@ const VIEW_KEYS = 'On the frame: Left and Right arrows step (Shift: 10 frames), 
 // A touch screen without a keyboard gets gestures, not keys.
 const touchOnly = () => window.matchMedia('(pointer: coarse)').matches && !window.matchMedia('(any-pointer: fine)').matches;
 
-function hint(can, selected) {
+function hint(can, selected, corr) {
   if (touchOnly()) {
-    return (can ? 'Tap the frame to place a marker. ' : '') + 'Pinch to zoom, drag a zoomed frame to move it; the buttons below step and play.';
+    return (can ? 'Tap the frame to place a marker. ' : '') + (corr ? 'Drag a traced point to correct it. ' : '') + 'Pinch to zoom, drag a zoomed frame to move it; the buttons below step and play.';
   }
+  if (corr && !selected) return 'Drag a marker\u2019s traced point to correct it on this frame; click elsewhere on the frame, or press Enter on it, to place a marker. ' + VIEW_KEYS;
   if (!can) return VIEW_KEYS + ' , and . step frames anywhere.';
   return selected
     ? 'Arrow keys move the selected marker (Shift: farther), Delete removes it, Escape deselects. , and . step frames.'
@@ -65,8 +67,16 @@ function item(mk, i, can, selected) {
     el('label', { htmlFor: 'marker-y-' + mk.id }, 'y %'), coord('y'),
     el('button', { type: 'button', id: 'marker-select-' + mk.id, disabled: !can, className: 'edit-control small-button',
       'aria-pressed': String(selected === mk.id), dataset: { testid: 'select-marker' },
-      onclick: () => { selectMarker(state.selected === mk.id ? null : mk.id); if (state.selected) $('#player').focus(); } },
+      onclick: () => {
+        selectMarker(state.selected === mk.id ? null : mk.id);
+        if (state.selected) { setFrame(markerFrame(mk)); $('#player').focus(); }
+      } },
     'Move with arrow keys'),
+    el('span', { className: 'marker-frame small', id: 'marker-frame-' + mk.id, dataset: { testid: 'marker-frame', frame: String(markerFrame(mk)) } },
+      markerFrameText(state.movie, mk) + ' '),
+    el('button', { type: 'button', className: 'small-button', dataset: { testid: 'marker-goto' },
+      'aria-label': 'Go to frame ' + markerFrame(mk) + ', where ' + (mk.label || 'marker ' + (i + 1)) + ' was placed',
+      onclick: () => setFrame(markerFrame(mk)) }, 'Go to frame ' + markerFrame(mk)),
     el('button', { type: 'button', id: 'marker-remove-' + mk.id, disabled: !can, className: 'edit-control small-button',
       dataset: { testid: 'remove-marker' }, 'aria-label': 'Remove ' + (mk.label || 'marker ' + (i + 1)),
       onclick: () => { removeMarker(mk.id).then(() => $('#add-marker').focus()); } }, 'Remove'));
@@ -76,11 +86,11 @@ export function render(s) {
   if (!s.movie) return;
   const can = editable(s);
   const selected = selectedOf(s);
-  setText($('#canvas-hint'), hint(can, selected));
+  setText($('#canvas-hint'), hint(can, selected, correctable(s)));
   const ms = s.movie.markers || [];
   // Do not rebuild the list under the user's fingers.
   const list = $('#markers');
-  const key = JSON.stringify([can, selected, ms]);
+  const key = JSON.stringify([can, selected, ms, s.movie.trim]);
   if (list.dataset.key === key) return;
   if (list.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
   const focusedId = list.contains(document.activeElement) ? document.activeElement.id : '';
@@ -102,7 +112,7 @@ $('#add-marker').addEventListener('click', () => {
 });
 
 $('#player').addEventListener('keydown', (e) => {
-  if (!editable(state) || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (!editable(state) || state.correcting || e.ctrlKey || e.metaKey || e.altKey) return;
   const sel = selectedOf(state);
   if (e.key === 'Enter' && !sel) { e.preventDefault(); addMarker(...centre()); return; }
   if (!sel) return;

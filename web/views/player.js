@@ -11,10 +11,11 @@
 
 import { $ } from '../dom.js';
 import { state } from '../state.js';
-import { colour, isLost, nearestTraced, timecode, editable } from '../facts.js';
+import { timecode, editable } from '../facts.js';
 import { setFrame, step, togglePlayback, setSpeed, zoomBy, fitView, pacePlayback, SPEEDS } from '../actions/player.js';
 import { toFrame, toScreen, source, fitSize } from '../viewport.js';
 import { forMovie, prefetchAround, shownImage, whenLoaded } from './frameimages.js';
+import { drawOverlay } from './overlay.js';
 import './viewerinput.js';
 
 const STAND_IN_ASPECT = 16 / 9; // a movie without its video is drawn on a 16:9 stand-in
@@ -152,45 +153,7 @@ export function draw() {
   const w = W / dpr;
   const h = H / dpr;
   const at = (x, y) => { const p = toScreen(view, x, y); return [p.u * w, p.v * h]; };
-  if (m.trim && (s.frame < m.trim.start || s.frame >= m.trim.end)) {
-    label(g, 'outside the trim', 14, h - 14, 'rgba(255,200,80,0.95)');
-  }
-  const ms = m.markers || [];
-  const idx = new Map(ms.map((mk, i) => [mk.id, i]));
-  const labels = new Map(ms.map((mk) => [mk.id, mk.label || mk.id]));
-  // Trails up to the current frame; a lost point breaks the line (a gap).
-  if (s.frames.length) {
-    g.lineWidth = 2;
-    for (const mk of ms) {
-      g.strokeStyle = colour(idx.get(mk.id));
-      g.beginPath();
-      let pen = false;
-      for (const f of s.frames) {
-        if (f.frame > s.frame) break;
-        const p = (f.points || []).find((q) => q.markerId === mk.id);
-        if (isLost(p)) { pen = false; continue; }
-        const [x, y] = at(p.x, p.y);
-        if (pen) g.lineTo(x, y); else g.moveTo(x, y);
-        pen = true;
-      }
-      g.stroke();
-    }
-  }
-  const traced = s.framesByIndex.get(nearestTraced(s.frames, s.frame));
-  if (traced) {
-    for (const p of traced.points || []) {
-      if (isLost(p)) continue;
-      const [x, y] = at(p.x, p.y);
-      dot(g, x, y, colour(idx.get(p.markerId) || 0), true, labels.get(p.markerId) || p.markerId);
-    }
-  }
-  const placing = !traced || s.frame === (m.trim ? m.trim.start : 0);
-  for (const mk of ms) {
-    if (placing || mk.id === s.selected) {
-      const [x, y] = at(mk.x, mk.y);
-      dot(g, x, y, colour(idx.get(mk.id)), false, traced ? null : mk.label || mk.id, mk.id === s.selected);
-    }
-  }
+  drawOverlay(g, s, at, w, h);
 }
 
 // standIn: the drawn frame of a movie without its video, zoomed like an image.
@@ -205,29 +168,6 @@ function standIn(g, m, frame, W, H, view) {
   g.fillStyle = grad;
   g.fillRect(0, 0, 1, 1);
   g.restore();
-}
-
-function label(g, text, x, y, col) {
-  g.font = '600 16px system-ui, sans-serif';
-  g.fillStyle = col;
-  g.fillText(text, x, y);
-}
-
-function dot(g, x, y, col, filled, text, selected) {
-  g.beginPath();
-  g.arc(x, y, filled ? 6 : 9, 0, 2 * Math.PI);
-  g.lineWidth = selected ? 5 : 3;
-  g.strokeStyle = col;
-  g.fillStyle = col;
-  if (filled) g.fill(); else g.stroke();
-  if (text) {
-    g.font = '600 14px system-ui, sans-serif';
-    g.lineWidth = 3;
-    g.strokeStyle = 'rgba(0,0,0,0.8)';
-    g.strokeText(text, x + 12, y - 10);
-    g.fillStyle = '#fff';
-    g.fillText(text, x + 12, y - 10);
-  }
 }
 
 $('#play').addEventListener('click', togglePlayback);

@@ -2,9 +2,9 @@
 // with what they hold.
 'use strict';
 
-import { $, el, setText, plural } from '../dom.js';
+import { $, el, setText, plural, replaceIfChanged } from '../dom.js';
 import { state } from '../state.js';
-import { downloadHolds, timecode, isLost, traced, replacing, staleText } from '../facts.js';
+import { downloadHolds, timecode, isLost, traced, replacing, staleText, qualityOf, doubtText } from '../facts.js';
 import { download } from '../actions/download.js';
 
 const TABLE_ROWS = 2000;
@@ -27,6 +27,7 @@ export function render(s) {
   r.dataset.state = state_;
   $('#results-panel').dataset.state = state_;
   if (!s.movie) { $('#results-table').replaceChildren(); $('#results-table').dataset.key = ''; }
+  replaceIfChanged($('#results-quality'), s.movie && s.frames.length ? qualityOf(s.movie).map((q) => el('li', {}, q)) : []);
   if ($('#results-details').open) renderTable(s);
   const holds = downloadHolds(s);
   setText($('#downloads-note'), holds.note);
@@ -42,7 +43,7 @@ export function render(s) {
 function renderTable(s) {
   const t = $('#results-table');
   const ms = (s.movie && s.movie.markers) || [];
-  const key = s.framesKey + '|' + JSON.stringify(ms.map((m) => [m.id, m.label]));
+  const key = s.framesKey + '|' + JSON.stringify(ms.map((m) => [m.id, m.label])) + '|' + qualityOf(s.movie).join('|');
   if (t.dataset.key === key) return;
   t.dataset.key = key;
   const rate = s.movie ? s.movie.frameRate : 1;
@@ -54,10 +55,14 @@ function renderTable(s) {
       ...ms.flatMap((m) => {
         const p = byID.get(m.id);
         if (isLost(p)) return [el('td', { colSpan: 2, className: 'lost' }, 'lost')];
+        // A doubted point says so in its cells (an uncertain position).
+        if (p.doubt) return [el('td', { className: 'doubt', title: doubtText(p) }, (p.x * 100).toFixed(1) + ' ?'), el('td', { className: 'doubt' }, (p.y * 100).toFixed(1) + ' (uncertain)')];
         return [el('td', {}, (p.x * 100).toFixed(1)), el('td', {}, (p.y * 100).toFixed(1))];
       }));
   });
-  t.replaceChildren(el('caption', { className: 'sr-only' }, 'Traced points per frame'), el('thead', {}, head), el('tbody', {}, ...rows));
+  const quality = qualityOf(s.movie);
+  t.replaceChildren(el('caption', {}, 'Traced points per frame' + (quality.length ? '. ' + quality.join('. ') + '.' : '') + ' A ? marks an uncertain position.'),
+    el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
 $('#results-details').addEventListener('toggle', () => { if ($('#results-details').open) renderTable(state); });

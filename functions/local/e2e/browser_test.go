@@ -108,6 +108,7 @@ func newTab(t *testing.T, name, out string) (*tab, error) {
 			if len(b.console) > 0 {
 				t.Logf("%s's console:\n  %s", name, strings.Join(b.console, "\n  "))
 			}
+			t.Logf("%s's address and last requests:\n%s", name, b.requests())
 			b.shot(name + "-failure")
 		}
 	})
@@ -169,6 +170,20 @@ func eval[T any](b *tab, expr string) T {
 		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
 	}
 	return v
+}
+
+// requests is the page's address and its last 20 finished requests (the
+// resource timing entries: URL path, HTTP status, duration), for a
+// failure's log: which call answered what, and how slowly.
+func (b *tab) requests() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + "\n" + performance.getEntriesByType('resource').slice(-20).map((e) =>
+		"  " + e.initiatorType + " " + new URL(e.name).pathname + " -> " + e.responseStatus + " in " + Math.round(e.duration) + " ms at " + Math.round(e.startTime) + " ms").join("\n")`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return s
 }
 
 // text is the page's visible text, for failure messages.

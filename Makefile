@@ -163,19 +163,27 @@ bench-viewer: withemulators ## Next-frame display latency of the Analyze page (h
 	$(WITHEMULATORS) -- $(GO) run ./functions/tools/benchviewer $(BENCH_VIEWER_FLAGS)
 
 # The ingest's cost against plain decoding (issue 22's measures): real
-# footage from Debian's opencv-doc (bench-tracer-deps installs it) and a
-# generated 1080p30 H.264 clip of BENCH_INGEST_SECONDS; BENCH_INGEST_BUDGET
-# splits each into ranges as INGEST_INVOCATION_SECONDS does.
+# footage from Debian's opencv-doc (bench-tracer-deps installs it) and two
+# generated 1080p30 H.264 clips of BENCH_INGEST_SECONDS: one as a camera or
+# OBS writes it (a keyframe every 60 frames, closed GOPs, B-frames: the
+# ingest remuxes it) and one with x264's default scene-cut keyframes (an
+# irregular GOP: the ingest encodes it). BENCH_INGEST_BUDGET splits each
+# into ranges as INGEST_INVOCATION_SECONDS does; BENCH_INGEST_EXTRA adds files.
 BENCH_INGEST_SECONDS ?= 20
 BENCH_INGEST_BUDGET  ?= 0
+BENCH_INGEST_EXTRA   ?=
 BENCH_INGEST_CLIP    := $(TOOLS)/bench/testsrc2-1080p30-$(BENCH_INGEST_SECONDS)s.mp4
+BENCH_INGEST_CAMERA  := $(TOOLS)/bench/testsrc2-1080p30-$(BENCH_INGEST_SECONDS)s-gop60.mp4
 .PHONY: bench-ingest
 bench-ingest: bench-tracer-deps ## Ingest CPU vs ffmpeg decoding, rendition bytes vs source, S3 writes vs frames (real footage + 1080p30)
 	@mkdir -p $(dir $(BENCH_INGEST_CLIP))
 	@[ -f $(BENCH_INGEST_CLIP) ] || ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=1920x1080:rate=30 -t $(BENCH_INGEST_SECONDS) \
 		-c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p $(BENCH_INGEST_CLIP)
+	@[ -f $(BENCH_INGEST_CAMERA) ] || ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=1920x1080:rate=30 -t $(BENCH_INGEST_SECONDS) \
+		-c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -bf 3 -g 60 -keyint_min 60 -sc_threshold 0 $(BENCH_INGEST_CAMERA)
 	$(GO) run ./functions/tools/benchingest -budget $(BENCH_INGEST_BUDGET)s \
-		/usr/share/doc/opencv-doc/examples/data/vtest.avi /usr/share/doc/opencv-doc/examples/data/Megamind.avi $(BENCH_INGEST_CLIP)
+		/usr/share/doc/opencv-doc/examples/data/vtest.avi /usr/share/doc/opencv-doc/examples/data/Megamind.avi \
+		$(BENCH_INGEST_CAMERA) $(BENCH_INGEST_CLIP) $(BENCH_INGEST_EXTRA)
 
 .PHONY: import
 import: ## Upload FILE=... (TITLE=...) through the API of a running make run, or MOVIES_API_URL + MOVIES_API_TOKEN

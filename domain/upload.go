@@ -66,7 +66,22 @@ type Video struct {
 	ChunkFrames               int
 	SourceWidth, SourceHeight int
 	Rotation                  int
+	// Rendition is how the chunks were made: RenditionCopy or
+	// RenditionX264; "" for a movie ingested before it was recorded.
+	Rendition string
 }
+
+// The renditions (package media).
+const (
+	// RenditionCopy: the upload's own H.264 packets, cut into chunks at its
+	// keyframes (a keyframe every ChunkFrames frames), each chunk proven to
+	// hold the upload's packets and to decode to its frames; a chunk that
+	// could not be proven was encoded as RenditionX264 chunks are.
+	RenditionCopy = "copy"
+	// RenditionX264: the upload decoded and encoded again (libx264) in
+	// chunks of ChunkFrames frames.
+	RenditionX264 = "x264"
+)
 
 // Upload is the file a movie was created for.
 type Upload struct {
@@ -229,6 +244,8 @@ func (c CompleteIngest) Validate() error {
 		return Invalid("video", "duration must not be negative")
 	case c.Video.ChunkFrames < 0 || c.Video.SourceWidth < 0 || c.Video.SourceHeight < 0 || c.Video.Rotation < 0 || c.Video.Rotation >= 360:
 		return Invalid("video", "chunk size, source size and rotation must be in range")
+	case c.Video.Rendition != "" && c.Video.Rendition != RenditionCopy && c.Video.Rendition != RenditionX264:
+		return Invalid("video.rendition", "must be %q or %q", RenditionCopy, RenditionX264)
 	}
 	return validateText("video.codec", c.Video.Codec, 64)
 }

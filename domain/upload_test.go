@@ -86,9 +86,9 @@ func TestCreateMovieGarbage(t *testing.T) {
 func TestIngestCommands(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	m := validCreate().Movie()
-	ready := CompleteIngest{FrameCount: 100, FrameRate: 25, Now: now, Video: Video{Width: 64, Height: 48, Codec: "h264", DurationSeconds: 4}}
+	ready := CompleteIngest{FrameCount: 100, FrameRate: 25, Now: now, Video: Video{Width: 64, Height: 48, Codec: "h264", DurationSeconds: 4, Rendition: RenditionCopy}}
 	got, err := Execute(&m, ready)
-	if err != nil || got.Status != StatusReady || got.Settings.Trim != (Trim{0, 100}) || got.Video.Width != 64 {
+	if err != nil || got.Status != StatusReady || got.Settings.Trim != (Trim{0, 100}) || got.Video.Width != 64 || got.Video.Rendition != RenditionCopy {
 		t.Fatalf("ready: %+v %v", got, err)
 	}
 	if _, err := Execute(&got, ready); ErrorCode(err) != CodeNotAwaitingUpload {
@@ -105,6 +105,7 @@ func TestIngestCommands(t *testing.T) {
 		{FrameCount: 0, FrameRate: 25, Video: ready.Video}, {FrameCount: 1, FrameRate: 0, Video: ready.Video},
 		{FrameCount: 1, FrameRate: 25, Video: Video{Width: 0, Height: 1, Codec: "h264"}},
 		{FrameCount: 1, FrameRate: 25, Video: Video{Width: 1, Height: 1, Codec: ""}},
+		{FrameCount: 1, FrameRate: 25, Video: Video{Width: 1, Height: 1, Codec: "h264", Rendition: "png"}},
 	} {
 		if err := bad.Validate(); ErrorCode(err) != CodeInvalid {
 			t.Errorf("%+v: %v", bad, err)

@@ -116,6 +116,7 @@ type VideoItem struct {
 	SourceWidth     int     `dynamodbav:"sourceWidth,omitempty"`
 	SourceHeight    int     `dynamodbav:"sourceHeight,omitempty"`
 	Rotation        int     `dynamodbav:"rotation,omitempty"`
+	Rendition       string  `dynamodbav:"rendition,omitempty"`
 }
 
 // UploadItem is the file a movie was created for; ExpiresAt in Unix ms.
@@ -132,7 +133,7 @@ type UploadItem struct {
 // NewVideoItem converts the domain's video to its stored form.
 func NewVideoItem(v domain.Video) VideoItem {
 	return VideoItem{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds,
-		ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
+		ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation, Rendition: v.Rendition}
 }
 
 // MarkerItem is one stored marker.
@@ -319,7 +320,7 @@ func (it MovieItem) Movie() domain.Movie {
 	}
 	if v := it.Video; v != nil {
 		m.Video = &domain.Video{Width: v.Width, Height: v.Height, Codec: v.Codec, DurationSeconds: v.DurationSeconds,
-			ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation}
+			ChunkFrames: v.ChunkFrames, SourceWidth: v.SourceWidth, SourceHeight: v.SourceHeight, Rotation: v.Rotation, Rendition: v.Rendition}
 	}
 	if u := it.Upload; u != nil {
 		m.Upload = &domain.Upload{FileName: u.FileName, ContentType: u.ContentType, SizeBytes: u.SizeBytes, ExpiresAt: FromMillis(u.ExpiresAt),

@@ -63,6 +63,15 @@ func rangedEnv(t *testing.T) (*env, *[]string) {
 	return e, &sent
 }
 
+// cameraGOP makes movingSquare's keyframes every 10 frames with closed
+// GOPs and B-frames (the ingest remuxes it in chunks of 10);
+// irregularGOP makes them at frames 0 and 7 only (the ingest encodes it in
+// chunks of 10).
+var (
+	cameraGOP    = []string{"-bf", "3", "-g", "10", "-keyint_min", "10", "-sc_threshold", "0"}
+	irregularGOP = []string{"-bf", "3", "-g", "200", "-sc_threshold", "0", "-force_key_frames", "expr:eq(n,7)"}
+)
+
 func continuation(id string) events.SQSEvent {
 	return events.SQSEvent{Records: []events.SQSMessage{{MessageId: "c-" + id, Body: ingest.ContinuationBody(id)}}}
 }
@@ -87,7 +96,7 @@ func chunksOf(t *testing.T, e *env, id string, limit int) int {
 // nothing more is written and the sweeper's purge removes the rest.
 func TestIngestOfAMovieDeletedBetweenRanges(t *testing.T) {
 	e, sent := rangedEnv(t)
-	_, data := movingSquare(t, 95, 10)
+	_, data := movingSquare(t, 95, 10, cameraGOP...)
 	e.upload("del1", data)
 	e.upload("del2", data)
 	if resp := e.handle(e.receive()); len(resp.BatchItemFailures) != 0 {
@@ -130,10 +139,20 @@ func TestIngestOfAMovieDeletedBetweenRanges(t *testing.T) {
 
 // Every range delivered twice (a redelivered or duplicated continuation,
 // and the notification redelivered at the end): the movie becomes ready
-// once, with every frame, and each duplicate writes no range twice.
+// once, with every frame, and each duplicate writes no range twice; for a
+// remuxed upload and an encoded one.
 func TestIngestWithEveryRangeDeliveredTwice(t *testing.T) {
+	for _, c := range []struct {
+		rendition string
+		x264      []string
+	}{{domain.RenditionCopy, cameraGOP}, {domain.RenditionX264, irregularGOP}} {
+		t.Run(c.rendition, func(t *testing.T) { deliveredTwice(t, c.rendition, c.x264) })
+	}
+}
+
+func deliveredTwice(t *testing.T, rendition string, x264 []string) {
 	e, sent := rangedEnv(t)
-	_, data := movingSquare(t, 95, 10)
+	_, data := movingSquare(t, 95, 10, x264...)
 	e.upload("dup1", data)
 	notification := e.receive()
 	if resp := e.handle(notification); len(resp.BatchItemFailures) != 0 {
@@ -153,8 +172,9 @@ func TestIngestWithEveryRangeDeliveredTwice(t *testing.T) {
 		t.Fatalf("the redelivered notification: %+v", resp)
 	}
 	m := e.get("dup1")
-	if m.Status != domain.StatusReady || m.FrameCount != 95 || chunksOf(t, e, "dup1", 12) != 10 {
-		t.Fatalf("%s, %d frames, %d chunks", m.Status, m.FrameCount, chunksOf(t, e, "dup1", 12))
+	if m.Status != domain.StatusReady || m.FrameCount != 95 || chunksOf(t, e, "dup1", 12) != 10 ||
+		m.Video.ChunkFrames != 10 || m.Video.Rendition != rendition {
+		t.Fatalf("%s, %d frames, %d chunks, video %+v", m.Status, m.FrameCount, chunksOf(t, e, "dup1", 12), m.Video)
 	}
 	if len(*sent) < 2 {
 		t.Fatalf("%d continuations: the ranges did not continue", len(*sent))

@@ -260,6 +260,12 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	}
 	from := m.Progress.FramesWritten
 	total := max(info.FrameCount, m.Progress.TotalFrames)
+	// Remux or encode: decided again, identically, by every range.
+	plan := media.PlanRendition(ctx, src, info, h.opts.ChunkFrames)
+	if from == 0 {
+		log.Info("ingest: rendition planned", slog.String("rendition", plan.Rendition()),
+			slog.Int("chunkFrames", plan.ChunkFrames), slog.String("why", plan.Reason))
+	}
 	if m.Progress.TotalFrames == 0 {
 		// The file arrived: record that its ingest began (the upload can no
 		// longer expire).
@@ -275,8 +281,8 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 				timing = video.Timing{}
 			}
 		}
-		res, err := media.Prepare(ctx, src, media.PrepareOptions{
-			ChunkFrames: h.opts.ChunkFrames, FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
+		res, err := media.PrepareRange(ctx, src, plan, media.PrepareOptions{
+			FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
 			Timing: timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
 			MaxChunks: h.opts.RangeChunks,
 		}, func(ctx context.Context, c media.Chunk) error {
@@ -290,7 +296,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 			return h.fail(ctx, log, movieID, err)
 		}
 		if res.Done {
-			return h.complete(ctx, log, movieID, info, res, began)
+			return h.complete(ctx, log, movieID, info, plan, res, began)
 		}
 		total = max(total, res.NextFrame+1)
 		_, err = h.opts.Movies.Commit(ctx, movieID, domain.PrepareFrames{From: from, To: res.NextFrame, Total: total, Now: h.opts.Now()})
@@ -302,6 +308,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 			return err
 		}
 		log.Info("ingest: range prepared", slog.Int("from", from), slog.Int("to", res.NextFrame), slog.Int("of", total),
+			slog.Int("chunks", res.Stored), slog.Int("remuxed", res.Copied),
 			slog.Duration("took", time.Since(began)))
 		if h.opts.Continue != nil {
 			return h.opts.Continue(ctx, movieID)
@@ -323,12 +330,12 @@ func (h *Handler) hardDeadline(ctx context.Context) time.Time {
 
 // complete commits the movie ready with what the ingest decided, then
 // untags its file.
-func (h *Handler) complete(ctx context.Context, log *slog.Logger, movieID string, info video.Info, res media.Prepared, began time.Time) error {
+func (h *Handler) complete(ctx context.Context, log *slog.Logger, movieID string, info video.Info, plan media.Plan, res media.Prepared, began time.Time) error {
 	w, ht := res.Width, res.Height
 	if w == 0 {
 		// This range stored no chunk (the previous one ended at the movie's
 		// end): read the size from the last chunk.
-		url, err := h.opts.Files.PresignGet(ctx, media.ChunkKey(movieID, (res.NextFrame-1)/h.opts.ChunkFrames), time.Hour)
+		url, err := h.opts.Files.PresignGet(ctx, media.ChunkKey(movieID, (res.NextFrame-1)/plan.ChunkFrames), time.Hour)
 		if err != nil {
 			return err
 		}
@@ -346,13 +353,14 @@ func (h *Handler) complete(ctx context.Context, log *slog.Logger, movieID string
 	_, err := h.opts.Movies.Commit(ctx, movieID, domain.CompleteIngest{
 		FrameCount: res.NextFrame, FrameRate: info.FrameRate, Now: h.opts.Now(),
 		Video: domain.Video{Width: w, Height: ht, Codec: info.Codec, DurationSeconds: info.Duration.Seconds(),
-			ChunkFrames: h.opts.ChunkFrames, SourceWidth: info.Width, SourceHeight: info.Height, Rotation: info.Rotation},
+			ChunkFrames: plan.ChunkFrames, SourceWidth: info.Width, SourceHeight: info.Height, Rotation: info.Rotation,
+			Rendition: plan.Rendition()},
 	})
 	if done, err := h.settled(ctx, log, movieID, err); done {
 		return err
 	}
 	log.Info("ingest: ready", slog.Int("frames", res.NextFrame), slog.Float64("frameRate", info.FrameRate),
-		slog.Int("width", w), slog.Int("height", ht), slog.String("codec", info.Codec),
+		slog.Int("width", w), slog.Int("height", ht), slog.String("codec", info.Codec), slog.String("rendition", plan.Rendition()),
 		slog.Duration("took", time.Since(began)))
 	return h.clearPending(ctx, movieID)
 }

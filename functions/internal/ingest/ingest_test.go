@@ -147,13 +147,14 @@ func (e *env) get(id string) domain.Movie {
 }
 
 // movingSquare writes an H.264 MP4 of a bright square moving over a
-// gradient: frames differ, so a frame off by one is caught.
-func movingSquare(t *testing.T, frames, fps int) (path string, data []byte) {
+// gradient: frames differ, so a frame off by one is caught. x264's extra
+// arguments (keyframes) may follow.
+func movingSquare(t *testing.T, frames, fps int, x264 ...string) (path string, data []byte) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "square.mp4")
 	const w, h = 96, 64
 	err := videotest.Encode(t.Context(), path, videotest.Options{Width: w, Height: h, FrameRate: fps, Frames: frames, Codec: videotest.H264,
-		Extra: []string{"-movflags", "+faststart"}}, func(i int, gray []byte) {
+		Extra: append([]string{"-movflags", "+faststart"}, x264...)}, func(i int, gray []byte) {
 		for y := range h {
 			for x := range w {
 				gray[y*w+x] = byte(x + y)
@@ -200,8 +201,9 @@ func TestIngestMakesAnUploadReadyWithExactFrames(t *testing.T) {
 	// the rendition's chunks) is frame N of the file: nearer to the file's
 	// frame N (video.ReadFrames of the upload) than to its neighbours, and
 	// the page's image is the tracer's frame within 40 dB.
-	if m.Video.ChunkFrames != media.DefaultChunkFrames {
-		t.Fatalf("chunk size %d recorded", m.Video.ChunkFrames)
+	// Its one GOP of 30 frames is remuxed: one chunk of 30.
+	if m.Video.ChunkFrames != 30 || m.Video.Rendition != domain.RenditionCopy {
+		t.Fatalf("chunk size %d, rendition %q recorded", m.Video.ChunkFrames, m.Video.Rendition)
 	}
 	p, err := media.NewProvider(media.ProviderOptions{Objects: e.files})
 	if err != nil {

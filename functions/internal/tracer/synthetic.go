@@ -13,12 +13,17 @@ import (
 )
 
 // Synthetic is the built-in deterministic tracer. It is synthetic: it reads
-// no video and finds nothing. Each marker starts where the user placed it
-// (on the trim's first frame) and moves along a smooth Lissajous-like path
-// whose periods, amplitudes and phases are derived from a hash of the
-// marker's ID, clamped to the frame. The position on a frame depends only
-// on the marker, the trim start and the frame index, so a retrace from any
-// frame reproduces exactly what a full trace wrote there.
+// no video and finds nothing. Each marker moves along a smooth
+// Lissajous-like path whose periods, amplitudes and phases are derived from
+// a hash of the marker's ID, clamped to the frame. It honours key frames as
+// the video tracer does: a marker has no point before its first key frame
+// (its placement, or the trim's first frame if that is later), and from
+// each key frame on (a placement or a user's correction, domain.MarkerKeys)
+// the path continues from the key's point, which is the point on that
+// frame. The position on a frame depends only on the marker, its keys up to
+// that frame, the trim start and the frame index, so a retrace from any
+// frame reproduces exactly what a full trace wrote there, and a correction
+// on frame k changes no frame before k.
 //
 // The zero value traces at full speed and never fails.
 type Synthetic struct {
@@ -81,11 +86,12 @@ func SyntheticFromEnv(getenv func(string) string) (*Synthetic, error) {
 
 // Trace implements Tracer.
 func (s *Synthetic) Trace(ctx context.Context, movie domain.Movie, plan domain.TracePlan, emit func(domain.Frame) error) error {
+	start := movie.Settings.Trim.Start
 	paths := make([]path, len(movie.Settings.Markers))
 	for i, mk := range movie.Settings.Markers {
 		paths[i] = newPath(mk)
+		paths[i].keys = domain.MarkerKeys(movie.Settings, mk)
 	}
-	start := movie.Settings.Trim.Start
 	var timer *time.Timer
 	for i := range plan.Frames {
 		if err := ctx.Err(); err != nil {
@@ -109,9 +115,11 @@ func (s *Synthetic) Trace(ctx context.Context, movie domain.Movie, plan domain.T
 			return Safe(fmt.Sprintf("The tracer failed at frame %d (an injected test failure).", idx),
 				fmt.Errorf("synthetic tracer: injected failure at frame %d (configured for frame %d)", idx, s.failAt))
 		}
-		f := domain.Frame{Index: idx, Points: make([]domain.Point, len(paths))}
-		for k, p := range paths {
-			f.Points[k] = p.at(idx - start)
+		f := domain.Frame{Index: idx, Points: make([]domain.Point, 0, len(paths))}
+		for _, p := range paths {
+			if pt, ok := p.on(idx, start); ok {
+				f.Points = append(f.Points, pt)
+			}
 		}
 		if err := emit(f); err != nil {
 			return err
@@ -127,6 +135,7 @@ type path struct {
 	ax, ay         float64 // amplitudes, 0.02-0.15 of the frame
 	wx, wy         float64 // angular frequency per frame (periods of 90-600 frames)
 	phaseX, phaseY float64
+	keys           []domain.Key // by frame (domain.MarkerKeys)
 }
 
 func newPath(mk domain.Marker) path {
@@ -143,12 +152,28 @@ func newPath(mk domain.Marker) path {
 	}
 }
 
-// at is the position t frames after the trim start (t = 0: where the user
-// placed the marker).
-func (p path) at(t int) domain.Point {
-	ft := float64(t)
-	x := p.x0 + p.ax*(math.Sin(p.wx*ft+p.phaseX)-math.Sin(p.phaseX))
-	y := p.y0 + p.ay*(math.Sin(p.wy*ft+p.phaseY)-math.Sin(p.phaseY))
+// on is the marker's point on frame idx of a trim starting at start: the
+// path continued from its last key frame at or before idx (a key before the
+// trim counts from the trim's first frame); none before its first key.
+func (p path) on(idx, start int) (domain.Point, bool) {
+	x0, y0, from, ok := p.x0, p.y0, start, len(p.keys) == 0
+	for _, k := range p.keys {
+		if f := max(k.Frame, start); f <= idx {
+			x0, y0, from, ok = k.X, k.Y, f, true
+		}
+	}
+	if !ok {
+		return domain.Point{}, false
+	}
+	return p.from(x0, y0, from-start, idx-start), true
+}
+
+// from is the position t frames after the trim start of a path that is at
+// (x0, y0) t0 frames after it.
+func (p path) from(x0, y0 float64, t0, t int) domain.Point {
+	f0, ft := float64(t0), float64(t)
+	x := x0 + p.ax*(math.Sin(p.wx*ft+p.phaseX)-math.Sin(p.wx*f0+p.phaseX))
+	y := y0 + p.ay*(math.Sin(p.wy*ft+p.phaseY)-math.Sin(p.wy*f0+p.phaseY))
 	return domain.Point{MarkerID: p.id, X: clamp(x), Y: clamp(y), Confidence: 1}
 }
 

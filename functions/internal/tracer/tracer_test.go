@@ -95,6 +95,62 @@ func TestSyntheticIsDeterministicAndRetracesIdentically(t *testing.T) {
 	}
 }
 
+// The synthetic tracer honours key frames as the video tracer does: a
+// marker placed on a later frame has no point before it, and a correction
+// on frame k is the point on k, the path continues from it, and no frame
+// before k changes.
+func TestSyntheticHonoursKeyFrames(t *testing.T) {
+	m := movie(t, 200, domain.Trim{Start: 10, End: 200}, 1)
+	m.CleanBefore = 200
+	before, _ := collect(t, tracer.NewSynthetic(), m, domain.PlanTrace(m, domain.Lease{FromFrame: 10}))
+	m.Settings.Markers[2].Frame = 50
+	m.Settings.Keys = []domain.Key{{MarkerID: "tip", Frame: 80, X: 0.2, Y: 0.3}}
+	after, _ := collect(t, tracer.NewSynthetic(), m, domain.PlanTrace(m, domain.Lease{FromFrame: 10}))
+	if len(after) != 190 || len(before) != 190 {
+		t.Fatalf("%d and %d frames", len(before), len(after))
+	}
+	point := func(f domain.Frame, id string) (domain.Point, bool) {
+		for _, p := range f.Points {
+			if p.MarkerID == id {
+				return p, true
+			}
+		}
+		return domain.Point{}, false
+	}
+	for i, f := range after {
+		idx := f.Index
+		m3, has := point(f, "m3")
+		if has != (idx >= 50) {
+			t.Fatalf("frame %d: m3 placed on 50 has a point: %v", idx, has)
+		}
+		if idx == 50 && (m3.X != 0.9 || m3.Y != 0.1) {
+			t.Errorf("m3 on its key frame is %v,%v, placed at 0.9,0.1", m3.X, m3.Y)
+		}
+		tip, _ := point(f, "tip")
+		was, _ := point(before[i], "tip")
+		switch {
+		case idx < 80 && tip != was:
+			t.Fatalf("frame %d before the correction changed: %+v, was %+v", idx, tip, was)
+		case idx == 80 && (tip.X != 0.2 || tip.Y != 0.3):
+			t.Fatalf("the corrected frame is %v,%v, want 0.2,0.3", tip.X, tip.Y)
+		case idx > 80:
+			prev, _ := point(after[i-1], "tip")
+			if math.Abs(tip.X-prev.X) > 0.011 || math.Abs(tip.Y-prev.Y) > 0.011 || tip == was {
+				t.Fatalf("frame %d: %+v does not continue from the correction (%+v before, %+v uncorrected)", idx, tip, prev, was)
+			}
+		}
+		corner, _ := point(f, "corner")
+		if old, _ := point(before[i], "corner"); corner != old {
+			t.Fatalf("frame %d: the uncorrected marker moved: %+v, was %+v", idx, corner, old)
+		}
+	}
+	m.CleanBefore = 80
+	tail, _ := collect(t, tracer.NewSynthetic(), m, domain.PlanTrace(m, domain.Lease{FromFrame: 80}))
+	if !reflect.DeepEqual(tail, after[70:]) {
+		t.Fatal("a retrace from the key frame differs from the full trace")
+	}
+}
+
 func TestSyntheticInjectedFailure(t *testing.T) {
 	m := movie(t, 100, domain.Trim{Start: 0, End: 100}, 4)
 	frames, err := collect(t, tracer.NewSynthetic(tracer.WithFailureAt(30)), m, domain.PlanTrace(m, domain.Lease{}))

@@ -361,3 +361,32 @@ func TestScenarioForwardBackwardRefusesASwap(t *testing.T) {
 		}
 	}
 }
+
+// A target whose look changes while it is tracked (its texture blended
+// half with another: ZNCC about 0.7 with the key frame's, above
+// KeyConfidence), then hidden, is not re-acquired by the evolved template
+// alone when it reappears: a re-acquisition must look like the key frame's
+// marker at ReacquireConfidence (issue 24: the evolved template
+// re-acquired onto other things after a scene cut).
+func TestScenarioReacquireLooksLikeTheKeyFrame(t *testing.T) {
+	bg, tex, noise := texture(21, sw, sh), texture(22, sw, sh), texture(23, sw, sh)
+	flat := make([]float64, sw*sh)
+	for i := range flat {
+		flat[i] = 128
+	}
+	var frames [][]byte
+	for f := range 60 {
+		real := target{x: 160, y: 120, half: 14, tex: tex, noise: noise, mix: min(float64(f)/40, 0.5)}
+		cover := target{x: 160, y: 120, half: 30, tex: flat, hidden: f < 45 || f >= 50}
+		frames = append(frames, frame(bg, real, cover))
+	}
+	pts := follow(t, tracker.Params{}, frames, [2]float64{160, 120})
+	if p := pts[44][0]; !near(p, 160, 120, 1) || p.Uncertain() {
+		t.Fatalf("frame 44, before the cover: %+v", p)
+	}
+	for f := 50; f < 60; f++ {
+		if p := pts[f][0]; !p.Lost {
+			t.Fatalf("frame %d: re-acquired by the evolved template at %.1f,%.1f (confidence %.2f)", f, p.X, p.Y, p.Confidence)
+		}
+	}
+}

@@ -204,10 +204,14 @@ func (t *Tracker) track(im image, i int) Point {
 		return lose()
 	}
 	key := zncc(m.key, sc.patch)
+	if m.lostFor > 0 && key < p.ReacquireConfidence {
+		// Re-acquired onto something else: a re-acquisition must look like
+		// the key frame's marker as much as a re-acquisition requires (the
+		// evolved template alone re-acquired onto other things after a
+		// scene cut: issue 24, the tuning clips).
+		return lose()
+	}
 	if key < p.KeyConfidence {
-		if m.lostFor > 0 {
-			return lose() // re-acquired onto something else
-		}
 		doubt = DoubtAppearance
 	}
 	m.vx, m.vy = (best.x-m.x)/k, (best.y-m.y)/k

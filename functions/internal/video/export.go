@@ -10,6 +10,9 @@ func InputArgs(src string) ([]string, error) { return input(src) }
 // FFmpegPath is the ffmpeg executable (FFMPEG, else PATH).
 func FFmpegPath() (string, error) { return ffmpegPath() }
 
+// FFprobePath is the ffprobe executable (FFPROBE, else PATH).
+func FFprobePath() (string, error) { return ffprobePath() }
+
 // Tail keeps the last bytes written to it (ffmpeg's stderr).
 type Tail = tailBuffer
 

@@ -1,5 +1,7 @@
-// Command benchingest measures the ingest's rendition (media.Prepare, the
-// ingest's own code and ffmpeg arguments) against plain decoding of the
+// Command benchingest measures the ingest's rendition (media.PlanRendition
+// and media.PrepareRange, the ingest's own code and ffmpeg arguments: a
+// remux of an H.264 upload with a fixed closed GOP, else an encoding)
+// against plain decoding of the
 // same file (`ffmpeg -i f -map 0:v:0 -f null -`), one file at a time: CPU
 // (user+system seconds of the child processes, from getrusage, so the
 // machine's load does not count), stored bytes against the source's, and
@@ -35,16 +37,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: benchingest [-budget 5s] FILE...")
 		os.Exit(2)
 	}
-	fmt.Printf("| file | source bytes | frames | decode CPU s | ingest CPU s | x decode | rendition bytes | x source | S3 writes | frames per write | ranges | wall s |\n")
-	fmt.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| file | codec | rendition | chunk frames | source bytes | frames | decode CPU s | ingest CPU s | x decode | rendition bytes | x source | S3 writes | frames per write | remuxed chunks | ranges | wall s |\n")
+	fmt.Printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, f := range flag.Args() {
 		if err := bench(context.Background(), f, *budget); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
 			os.Exit(1)
 		}
 	}
-	fmt.Printf("\nParameters: chunks of %d frames, x264 %s CRF %s (the ingest's); budget per range %v (0: one range); CPU = user+system of ffmpeg/ffprobe children (getrusage).\n",
-		media.DefaultChunkFrames, media.X264Preset, media.X264CRF, *budget)
+	fmt.Printf("\nParameters: remux (chunk = the upload's GOP, at most %d frames) when the upload allows it, else chunks of %d frames, x264 %s CRF %s (the ingest's); budget per range %v (0: one range); CPU = user+system of ffmpeg/ffprobe children (getrusage).\n",
+		media.MaxCopyGOP, media.DefaultChunkFrames, media.X264Preset, media.X264CRF, *budget)
 }
 
 func bench(ctx context.Context, path string, budget time.Duration) error {
@@ -68,8 +70,12 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 		return err
 	}
 	timing, _ := video.ProbeTiming(ctx, path)
+	plan := media.PlanRendition(ctx, path, info, 0)
+	if plan.Reason != "" {
+		fmt.Fprintf(os.Stderr, "%s: encoded: %s\n", filepath.Base(path), plan.Reason)
+	}
 	var bytes int64
-	writes, ranges, from := 0, 0, 0
+	writes, ranges, from, copied := 0, 0, 0, 0
 	for {
 		ranges++
 		o := media.PrepareOptions{FromFrame: from, ExpectedFrames: info.FrameCount, FrameRate: info.FrameRate}
@@ -79,7 +85,7 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 		if budget > 0 {
 			o.Deadline = time.Now().Add(budget)
 		}
-		res, err := media.Prepare(ctx, path, o, func(_ context.Context, c media.Chunk) error {
+		res, err := media.PrepareRange(ctx, path, plan, o, func(_ context.Context, c media.Chunk) error {
 			fi, err := os.Stat(c.Path)
 			if err != nil {
 				return err
@@ -91,6 +97,7 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 		if err != nil {
 			return err
 		}
+		copied += res.Copied
 		if res.Done {
 			from = res.NextFrame
 			break
@@ -99,8 +106,9 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 	}
 	ingest := childCPU() - c1
 	wall := time.Since(began)
-	fmt.Printf("| %s | %d | %d | %.2f | %.2f | %.2f | %d | %.2f | %d | %.0f | %d | %.1f |\n", filepath.Base(path), st.Size(), from,
+	fmt.Printf("| %s | %s | %s | %d | %d | %d | %.2f | %.2f | %.2f | %d | %.2f | %d | %.0f | %d | %d | %.1f |\n", filepath.Base(path),
+		info.Codec, plan.Rendition(), plan.ChunkFrames, st.Size(), from,
 		decode.Seconds(), ingest.Seconds(), ingest.Seconds()/decode.Seconds(), bytes, float64(bytes)/float64(st.Size()),
-		writes, float64(from)/float64(writes), ranges, wall.Seconds())
+		writes, float64(from)/float64(writes), copied, ranges, wall.Seconds())
 	return nil
 }

@@ -38,8 +38,11 @@ func main() {
 	real := flag.String("real", defaultRealDir, "folder of the real clips (Debian's opencv-doc: make bench-tracer-deps); empty: none")
 	realFrames := flag.String("real-frames", "50,150", "forward-backward lengths on the real clips")
 	points := flag.Int("points", 16, "points per real clip")
+	realClipsFlag := flag.String("real-clips", "", "run only these real clips, comma-separated (vtest, box, cup, megamind, tree); empty: all")
+	tune := flag.String("tune-clips", "box,megamind", "the real clips this tracker's checks were tuned on: totals are also printed for them and for the others (held out)")
+	dump := flag.String("dump", "", "write every real point's outcome per tracker and clip to this file (JSON lines)")
 	gt := flag.Bool("gt", true, "run the ground-truth clips")
-	only2 := flag.String("anchors", "template,lk,csrt,kcf", "the OpenCV anchors to run (template, lk, csrt, kcf)")
+	only2 := flag.String("anchors", "template,lk,lk-plain,csrt,kcf", "the OpenCV anchors to run (template, lk, lk-plain, csrt, kcf)")
 	flag.Float64Var(&tracker.DefaultParams.KeyConfidence, "key-confidence", tracker.DefaultParams.KeyConfidence, "this tracker's KeyConfidence (for tuning)")
 	flag.Float64Var(&tracker.DefaultParams.FBError, "fb-error", tracker.DefaultParams.FBError, "this tracker's FBError (for tuning)")
 	flag.Float64Var(&tracker.DefaultParams.ReacquireConfidence, "reacquire", tracker.DefaultParams.ReacquireConfidence, "this tracker's ReacquireConfidence (for tuning)")
@@ -73,10 +76,22 @@ func main() {
 			}
 			lengths = append(lengths, n)
 		}
-		if err := runReal(o, *real, lengths, *points); err != nil {
+		rr := realRun{dir: *real, lengths: lengths, points: *points, tune: splitList(*tune), clips: splitList(*realClipsFlag), dump: *dump}
+		if err := runReal(o, rr); err != nil {
 			fail(err)
 		}
 	}
+}
+
+// splitList is a comma-separated flag's items (none for "").
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func fail(err error) {

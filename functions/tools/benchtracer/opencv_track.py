@@ -25,6 +25,8 @@ usage: opencv_track.py FRAMES W H N START_JSON METHOD TEMPLATE_RADIUS SEARCH_RAD
     1 px of where it was); window 2*TEMPLATE_RADIUS+1, 3 pyramid levels. A
     point whose status is 0 or that fails the check is lost for good (LK
     has no re-detection).
+  METHOD "lk-plain": the same PyrLK without the forward-backward check:
+    a point is lost for good only when its status is 0.
   METHOD "csrt" / "kcf": cv2.TrackerCSRT / cv2.TrackerKCF (default
     parameters) on a box of the template's size around the point; the
     point moves with the box (start point plus the box's displacement); a
@@ -78,7 +80,7 @@ def track_template(frames, starts, r, rad, min_score):
     return out
 
 
-def track_lk(frames, starts, r):
+def track_lk(frames, starts, r, check=True):
     p = np.array(starts, dtype=np.float32).reshape(-1, 1, 2)
     alive = [True] * len(starts)
     out = [[[x, y] for x, y in starts]]
@@ -87,11 +89,15 @@ def track_lk(frames, starts, r):
     prev = frames[0]
     for gray in frames[1:]:
         q, st, _ = cv2.calcOpticalFlowPyrLK(prev, gray, p, None, **lk)
-        back, st2, _ = cv2.calcOpticalFlowPyrLK(gray, prev, q, None, **lk)
-        fb = np.abs(p - back).reshape(-1, 2).max(-1)
+        if check:
+            back, st2, _ = cv2.calcOpticalFlowPyrLK(gray, prev, q, None, **lk)
+            fb = np.abs(p - back).reshape(-1, 2).max(-1)
+            ok = (st2.reshape(-1) == 1) & (fb < 1)
+        else:
+            ok = np.ones(len(starts), dtype=bool)
         pts = []
         for k in range(len(starts)):
-            if alive[k] and st[k][0] == 1 and st2[k][0] == 1 and fb[k] < 1:
+            if alive[k] and st[k][0] == 1 and ok[k]:
                 pts.append([float(q[k][0][0]), float(q[k][0][1])])
             else:
                 alive[k] = False
@@ -150,6 +156,9 @@ def main():
     elif method == "lk":
         pts = track_lk(frames, starts, r)
         params = "calcOpticalFlowPyrLK window %dx%d, 3 pyramid levels, 30 iterations / eps 0.01, forward-backward check < 1 px each frame (lk_track.py), lost for good when status is 0 or the check fails" % (2 * r + 1, 2 * r + 1)
+    elif method == "lk-plain":
+        pts = track_lk(frames, starts, r, check=False)
+        params = "calcOpticalFlowPyrLK plain: window %dx%d, 3 pyramid levels, 30 iterations / eps 0.01, no forward-backward check, lost for good when status is 0" % (2 * r + 1, 2 * r + 1)
     elif method == "csrt":
         pts = track_box(frames, starts, r, cv2.TrackerCSRT_create)
         params = "TrackerCSRT default parameters, box %dx%d at the start point, lost while update fails" % (2 * r + 1, 2 * r + 1)

@@ -39,10 +39,10 @@ const fbTolerance = 3.0
 
 // fbOutcome is one point's forward-backward verdict.
 type fbOutcome struct {
-	lost      bool    // no point at the forward end or back on the first frame
-	uncertain bool    // reported at the forward end with the uncertain flag
-	err       float64 // forward-backward error, px (when not lost)
-	conf      float64 // this tracker's confidence at the forward end
+	Lost      bool    `json:"lost"`      // no point at the forward end or back on the first frame
+	Uncertain bool    `json:"uncertain"` // reported at the forward end with the uncertain flag
+	Err       float64 `json:"err"`       // forward-backward error, px (when not lost)
+	Conf      float64 `json:"conf"`      // this tracker's confidence at the forward end
 }
 
 // fb tracks forward over frames [0, n) and back from where each point
@@ -58,12 +58,12 @@ func fb(fwd func(back bool, starts [][2]float64) (result, error), starts [][2]fl
 	var idx []int
 	for k, pt := range end {
 		if pt == nil {
-			out[k].lost = true
+			out[k].Lost = true
 			continue
 		}
 		if f.uncertain != nil {
-			out[k].uncertain = f.uncertain[len(f.uncertain)-1][k]
-			out[k].conf = f.conf[len(f.conf)-1][k]
+			out[k].Uncertain = f.uncertain[len(f.uncertain)-1][k]
+			out[k].Conf = f.conf[len(f.conf)-1][k]
 		}
 		backStarts = append(backStarts, *pt)
 		idx = append(idx, k)
@@ -78,10 +78,10 @@ func fb(fwd func(back bool, starts [][2]float64) (result, error), starts [][2]fl
 		for j, pt := range b.points[len(b.points)-1] {
 			k := idx[j]
 			if pt == nil {
-				out[k].lost = true
+				out[k].Lost = true
 				continue
 			}
-			out[k].err = math.Hypot(pt[0]-starts[k][0], pt[1]-starts[k][1])
+			out[k].Err = math.Hypot(pt[0]-starts[k][0], pt[1]-starts[k][1])
 		}
 	}
 	return out, cpu, nil
@@ -97,11 +97,11 @@ func (t *fbTally) add(o []fbOutcome, frames int, cpu float64) {
 	for _, p := range o {
 		t.points++
 		switch {
-		case p.lost:
+		case p.Lost:
 			t.lost++
-		case p.uncertain:
+		case p.Uncertain:
 			t.uncertain++
-		case p.err < fbTolerance:
+		case p.Err < fbTolerance:
 			t.covered++
 		default:
 			t.silent++
@@ -117,7 +117,35 @@ func (t fbTally) row(clip string, n int, name string) string {
 		pc(t.covered), pc(t.lost), pc(t.uncertain), pc(t.silent), float64(t.frames)/t.cpu)
 }
 
-func runReal(o opencv, dir string, lengths []int, npoints int) error {
+// realRun selects the real clips and how the totals are split.
+type realRun struct {
+	dir     string
+	lengths []int
+	points  int
+	clips   []string // only these clips (empty: all)
+	tune    []string // the clips parameters may be tuned on: the others are held out
+	dump    string   // a file for every point's outcome as JSON lines (empty: none)
+}
+
+// dumpRow is one tracker's outcomes on one clip, for -dump.
+type dumpRow struct {
+	Clip     string      `json:"clip"`
+	N        int         `json:"n"`
+	Tracker  string      `json:"tracker"`
+	Outcomes []fbOutcome `json:"outcomes"`
+}
+
+func runReal(o opencv, rr realRun) error {
+	dir, lengths, npoints := rr.dir, rr.lengths, rr.points
+	var dump *json.Encoder
+	if rr.dump != "" {
+		f, err := os.Create(rr.dump)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dump = json.NewEncoder(f)
+	}
 	ctx := context.Background()
 	p := tracker.DefaultParams
 	longest := slices.Max(lengths)
@@ -125,6 +153,9 @@ func runReal(o opencv, dir string, lengths []int, npoints int) error {
 	var clips []*clip
 	var starts [][][2]float64
 	for _, rc := range realClips {
+		if len(rr.clips) > 0 && !slices.Contains(rr.clips, rc.name) {
+			continue
+		}
 		src := filepath.Join(dir, rc.path)
 		if strings.HasSuffix(src, ".gz") {
 			dst := filepath.Join(o.out, strings.TrimSuffix(filepath.Base(src), ".gz"))
@@ -156,12 +187,15 @@ func runReal(o opencv, dir string, lengths []int, npoints int) error {
 	fmt.Println("|---|---:|---|---:|---:|---:|---:|---:|---:|")
 	var ourOutcomes []fbOutcome
 	var totals []string
+	var params []string
 	for _, n := range lengths {
 		names := []string{"this tracker"}
 		for _, a := range anchors {
 			names = append(names, a.name)
 		}
 		sum := make([]fbTally, len(names))
+		tuned := make([]fbTally, len(names))
+		held := make([]fbTally, len(names))
 		for ci, c := range clips {
 			for ti, name := range names {
 				run := func(back bool, st [][2]float64) (result, error) {
@@ -169,7 +203,10 @@ func runReal(o opencv, dir string, lengths []int, npoints int) error {
 					if ti == 0 {
 						return trackOurs(frames, c.w, c.h, p, st, back)
 					}
-					r, _, err := o.track(ctx, c, n+1, anchors[ti-1].method, name, st, p, back)
+					r, ps, err := o.track(ctx, c, n+1, anchors[ti-1].method, name, st, p, back)
+					if err == nil && !slices.Contains(params, ps) {
+						params = append(params, ps)
+					}
 					return r, err
 				}
 				out, cpu, err := fb(run, starts[ci])
@@ -179,7 +216,17 @@ func runReal(o opencv, dir string, lengths []int, npoints int) error {
 				var t fbTally
 				t.add(out, 2*n, cpu)
 				sum[ti].add(out, 2*n, cpu)
+				if slices.Contains(rr.tune, c.name) {
+					tuned[ti].add(out, 2*n, cpu)
+				} else {
+					held[ti].add(out, 2*n, cpu)
+				}
 				fmt.Println(t.row(c.name, n, name))
+				if dump != nil {
+					if err := dump.Encode(dumpRow{c.name, n, name, out}); err != nil {
+						return err
+					}
+				}
 				if ti == 0 && n == longest {
 					ourOutcomes = append(ourOutcomes, out...)
 				}
@@ -188,39 +235,66 @@ func runReal(o opencv, dir string, lengths []int, npoints int) error {
 		for ti, name := range names {
 			totals = append(totals, sum[ti].row("**all**", n, name))
 		}
+		if len(rr.tune) > 0 {
+			for ti, name := range names {
+				if tuned[ti].points > 0 {
+					totals = append(totals, tuned[ti].row("tuning clips", n, name))
+				}
+			}
+			for ti, name := range names {
+				if held[ti].points > 0 {
+					totals = append(totals, held[ti].row("**held-out clips**", n, name))
+				}
+			}
+		}
 	}
 	for _, t := range totals {
 		fmt.Println(t)
 	}
+	if len(rr.tune) > 0 {
+		fmt.Printf("\nTuning clips (parameters and checks were chosen looking at these only): %s; every other clip is held out.\n", strings.Join(rr.tune, ", "))
+	}
+	fmt.Println()
+	for _, ps := range params {
+		fmt.Printf("- OpenCV: %s\n", ps)
+	}
 	fmt.Printf("\nDoes this tracker's confidence predict a correct point? Over %d frames, of the points it reports at the forward end (uncertain ones included) with confidence >= c, the share with forward-backward error < %.0f px:\n\n",
 		longest, fbTolerance)
-	fmt.Println("| confidence >= | points | correct | precision |")
-	fmt.Println("|---:|---:|---:|---:|")
-	for _, c := range []float64{0, 0.5, 0.7, 0.8, 0.9, 0.95} {
-		all, good := 0, 0
+	fmt.Println("| confidence >= | points | correct | precision | of them not flagged | correct | precision |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|")
+	for _, c := range []float64{0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95} {
+		all, good, sure, sureGood := 0, 0, 0, 0
 		for _, oc := range ourOutcomes {
-			if !oc.lost && oc.conf >= c {
+			if !oc.Lost && oc.Conf >= c {
 				all++
-				if oc.err < fbTolerance {
+				ok := oc.Err < fbTolerance
+				if ok {
 					good++
+				}
+				if !oc.Uncertain {
+					sure++
+					if ok {
+						sureGood++
+					}
 				}
 			}
 		}
-		fmt.Printf("| %.2f | %d | %d | %.0f%% |\n", c, all, good, 100*float64(good)/float64(max(all, 1)))
+		fmt.Printf("| %.2f | %d | %d | %.0f%% | %d | %d | %.0f%% |\n", c, all, good, 100*float64(good)/float64(max(all, 1)),
+			sure, sureGood, 100*float64(sureGood)/float64(max(sure, 1)))
 	}
 	var flagged, flaggedGood, sure, sureGood int
 	for _, oc := range ourOutcomes {
-		if oc.lost {
+		if oc.Lost {
 			continue
 		}
-		if oc.uncertain {
+		if oc.Uncertain {
 			flagged++
-			if oc.err < fbTolerance {
+			if oc.Err < fbTolerance {
 				flaggedGood++
 			}
 		} else {
 			sure++
-			if oc.err < fbTolerance {
+			if oc.Err < fbTolerance {
 				sureGood++
 			}
 		}

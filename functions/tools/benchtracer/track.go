@@ -97,7 +97,8 @@ type anchor struct{ method, name string }
 // anchors are the OpenCV methods of opencv_track.py, by row name.
 var anchors = []anchor{
 	{"template", "OpenCV matchTemplate"},
-	{"lk", "OpenCV PyrLK"},
+	{"lk", "OpenCV PyrLK + FB check"},
+	{"lk-plain", "OpenCV PyrLK plain"},
 	{"csrt", "OpenCV CSRT"},
 	{"kcf", "OpenCV KCF"},
 }

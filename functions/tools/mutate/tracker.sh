@@ -33,7 +33,14 @@ PY
 }
 mutant "sub-pixel" match.go 'px, py := peak(n[:], 3, 1, 1)' 'px, py := 0.0, 0.0' 
 mutant "sub-pixel refine off" tracker.go 'if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); ok' 'if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); false && ok'
-mutant "re-acquire threshold" tracker.go 'threshold = p.ReacquireConfidence' 'threshold = p.MinConfidence'
+# "re-acquire threshold" (threshold = p.MinConfidence while lost) is no longer
+# a mutant: since issue 24's second session a re-acquisition also needs the
+# key-frame likeness at ReacquireConfidence, which implies the key template
+# scores about as much, so lowering the score threshold alone changes
+# nothing observable. Both lowered together (the score to MinConfidence,
+# the likeness to KeyConfidence) are the mutant below, which
+# TestScenarioReacquireThreshold (the 0.77 look-alike) must kill.
+mutant "re-acquire by the tracking threshold" tracker.go 'threshold = p.ReacquireConfidence' 'threshold, p.ReacquireConfidence = p.MinConfidence, p.KeyConfidence'
 mutant "extrapolation while lost" tracker.go 'px := clamp(m.x+m.vx*k, 0, float64(t.w-1))' 'px := clamp(m.x+m.vx, 0, float64(t.w-1))'
 mutant "evolving template" tracker.go 'e, te := float32(p.Evolve), float32(p.Tether)' 'e, te := float32(0), float32(0)'
 mutant "edge re-search" tracker.go 'if best.edge && best.score >= p.MinConfidence {' 'if false {'
@@ -41,6 +48,7 @@ mutant "lost velocity in saved state" state.go 'w([7]float64{m.x, m.y, m.vx, m.v
 mutant "frames lost in saved state" state.go 'w([2]int32{int32(m.lostFor), int32(m.r)})' 'w([2]int32{0, int32(m.r)})'
 mutant "forward-backward check off" tracker.go 'if m.lostFor == 0 && !m.backCheck(sc, p) {' 'if false {'
 mutant "key-frame likeness off" tracker.go 'if key < p.KeyConfidence {' 'if key < 0 {'
+mutant "re-acquisition without key-frame likeness" tracker.go 'if m.lostFor > 0 && key < p.ReacquireConfidence {' 'if m.lostFor > 0 && key < p.KeyConfidence {'
 mutant "merge check off" tracker.go '	t.merged(pts)' '	_ = t.merged'
 mutant "jump not flagged" tracker.go 'best, doubt = again, DoubtJump' 'best = again'
 echo "$killed of $total killed"

@@ -1,0 +1,240 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/movietrace/tracinglocks/domain"
+	"github.com/movietrace/tracinglocks/functions/internal/video"
+)
+
+// Plan is how a movie's rendition is made: a remux of the upload's own
+// packets (Copy set, chunks of Copy.GOP frames) or an encoding (chunks of
+// ChunkFrames frames). It is decided again, identically, by every range
+// (PlanRendition reads only the upload), so nothing about it is stored
+// until the movie is ready.
+type Plan struct {
+	Copy        *CopyPlan
+	ChunkFrames int
+	// Reason is why the upload is encoded rather than remuxed ("" when it
+	// is remuxed).
+	Reason string
+}
+
+// Rendition names the plan on the movie's row (domain.Video.Rendition).
+func (p Plan) Rendition() string {
+	if p.Copy != nil {
+		return domain.RenditionCopy
+	}
+	return domain.RenditionX264
+}
+
+// PlanRendition decides how src is prepared: a remux when the upload is
+// already what the chunks would be (scan.go), else an encoding in chunks
+// of chunkFrames (DefaultChunkFrames when 0). It reads the upload's
+// packets once (a demux, no decoding); a scan that fails is a reason to
+// encode, not an error.
+func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames int) Plan {
+	if chunkFrames <= 0 {
+		chunkFrames = DefaultChunkFrames
+	}
+	encode := func(reason string) Plan { return Plan{ChunkFrames: chunkFrames, Reason: reason} }
+	if info.Codec != "h264" {
+		return encode("the codec is " + info.Codec + ", not h264")
+	}
+	out, err := ffprobe(ctx, src, "-select_streams", "v:0", "-show_entries",
+		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash",
+		"-show_data_hash", "adler32", "-of", "compact=p=1:nk=0")
+	if err != nil {
+		return encode("the packets could not be read: " + err.Error())
+	}
+	st, pkts, err := parseScan(out)
+	if err != nil {
+		return encode(err.Error())
+	}
+	plan, reason := planCopy(st, pkts, info.Rotation, info.SampleAspect)
+	if plan == nil {
+		return encode(reason)
+	}
+	if plan.Frames != info.FrameCount {
+		return encode(fmt.Sprintf("the scan read %d packets where the probe counted %d", plan.Frames, info.FrameCount))
+	}
+	return Plan{Copy: plan, ChunkFrames: plan.GOP}
+}
+
+// ffprobe runs ffprobe -v error with args on src and returns its output;
+// anything on its stderr is an error.
+func ffprobe(ctx context.Context, src string, args ...string) (string, error) {
+	bin, err := video.FFprobePath()
+	if err != nil {
+		return "", err
+	}
+	in, err := video.InputArgs(src)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin, append(append([]string{"-v", "error"}, args...), in...)...)
+	stderr := video.NewTail(2048)
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("ffprobe: %w: %s", err, stderr.String())
+	}
+	if msg := stderr.String(); msg != "" {
+		return "", fmt.Errorf("ffprobe: %s", msg)
+	}
+	return string(out), nil
+}
+
+// ErrCopyRejected: a remuxed chunk was not the upload's frames (its
+// packets differ, or it does not decode to its frame count cleanly); it
+// was not stored, and the range ended before it.
+var ErrCopyRejected = errors.New("media: a remuxed chunk was not proven")
+
+// copyArgs are the remux's ffmpeg arguments before the segment muxer's:
+// a range after frame 0 seeks to its keyframe (at the frame's own time:
+// the demuxer lands on the keyframe at or before it, which is that frame's
+// when keyframes are every GOP frames), the timestamps start at 0 in every
+// chunk (setts and no shift of negative decode times, which B-frames need).
+func copyArgs(p *CopyPlan, from int, in []string) []string {
+	args := []string{"-nostdin", "-hide_banner", "-v", "error"}
+	if from > 0 {
+		at := p.Start + float64(from)*p.Step + p.Step/4
+		args = append(args, "-ss", strconv.FormatFloat(at, 'f', 6, 64))
+	}
+	args = append(args, in...)
+	return append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-c:v", "copy",
+		"-bsf:v", "setts=pts=PTS-STARTPTS:dts=DTS-STARTPTS", "-avoid_negative_ts", "disabled")
+}
+
+// copyBatch is how many chunks one ffmpeg proves: a process's start
+// costs about as much CPU as decoding a short chunk.
+const copyBatch = 16
+
+// verifyChunks proves chunks k0, ..., k0+n-1 of plan p (files in dir, see
+// scan.go) with one ffmpeg: each chunk is an input of its own (its own
+// decoder, so each decodes alone), decoded to a framecrc of wrapped frames
+// (a line per decoded frame, no pixel hashed) and copied to a framecrc of
+// its packets (each one's size and Adler-32). It returns how many leading
+// chunks are proven and, when fewer than n, why the next one is not
+// (ErrCopyRejected). A decoder's message names no input: with any, the
+// chunks are proven one by one to find the first that is not. The decode
+// proves structure, not pixels (the packets are the upload's, byte for
+// byte): each decoder runs on one thread and skips the deblocking filter,
+// which changes no frame's existence or references and costs a fifth of
+// the decode (measured, docs/media.md).
+func verifyChunks(ctx context.Context, p *CopyPlan, dir string, k0, n int) (int, error) {
+	bin, err := video.FFmpegPath()
+	if err != nil {
+		return 0, err
+	}
+	args := []string{"-nostdin", "-hide_banner", "-v", "error"}
+	for i := range n {
+		args = append(args, "-threads", "1", "-skip_loop_filter", "all", "-i", filepath.Join(dir, segmentName(k0+i)))
+	}
+	for i := range n {
+		m := strconv.Itoa(i) + ":v:0"
+		args = append(args, "-map", m, "-c:v", "wrapped_avframe", "-f", "framecrc", filepath.Join(dir, fmt.Sprintf("v%d.crc", i)),
+			"-map", m, "-c:v", "copy", "-f", "framecrc", filepath.Join(dir, fmt.Sprintf("p%d.crc", i)))
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, "-y")...)
+	stderr := video.NewTail(2048)
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if (runErr != nil || stderr.String() != "") && n > 1 {
+		for i := range n {
+			if ok, err := verifyChunks(ctx, p, dir, k0+i, 1); ok == 0 {
+				return i, err
+			}
+		}
+		return n, nil
+	}
+	if runErr != nil || stderr.String() != "" {
+		return 0, fmt.Errorf("%w: chunk %d does not decode cleanly: %v %s", ErrCopyRejected, k0, runErr, stderr.String())
+	}
+	for i := range n {
+		k := k0 + i
+		if err := checkChunk(p, k, filepath.Join(dir, fmt.Sprintf("v%d.crc", i)), filepath.Join(dir, fmt.Sprintf("p%d.crc", i))); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// checkChunk compares chunk k's decoded frames and packets (framecrc
+// files) with the plan's.
+func checkChunk(p *CopyPlan, k int, framesPath, packetsPath string) error {
+	frames, err1 := os.ReadFile(framesPath)
+	packets, err2 := os.ReadFile(packetsPath)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	decoded, err1 := parseFrameCRC(string(frames))
+	sums, err2 := parseFrameCRC(string(packets))
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("%w: chunk %d: %v", ErrCopyRejected, k, err)
+	}
+	want := p.chunkSums(k)
+	if len(want) == 0 || len(sums) != len(want) || len(decoded) != len(want) {
+		return fmt.Errorf("%w: chunk %d has %d packets and decodes to %d frames, want %d", ErrCopyRejected, k, len(sums), len(decoded), len(want))
+	}
+	for i := range want {
+		if sums[i] != want[i] {
+			return fmt.Errorf("%w: chunk %d packet %d is not the upload's packet %d", ErrCopyRejected, k, i, k*p.GOP+i)
+		}
+	}
+	return nil
+}
+
+// PrepareRange prepares one range by plan: the remux when plan.Copy is
+// set, and from the first chunk it could not prove (ErrCopyRejected), the
+// encoding, in chunks of the same size, so the layout stays one fixed
+// ChunkFrames. Every chunk is stored once under its fixed key either way;
+// the next range tries the remux again (a rejected chunk is rejected
+// again, quickly, at its start).
+func PrepareRange(ctx context.Context, src string, plan Plan, o PrepareOptions, store func(context.Context, Chunk) error) (Prepared, error) {
+	o.ChunkFrames = plan.ChunkFrames
+	if plan.Copy == nil {
+		o.Copy = nil
+		return Prepare(ctx, src, o, store)
+	}
+	o.Copy = plan.Copy
+	res, err := Prepare(ctx, src, o, store)
+	if !errors.Is(err, ErrCopyRejected) {
+		return res, err
+	}
+	if res.NextFrame > o.FromFrame && !o.Deadline.IsZero() && !time.Now().Before(o.Deadline) {
+		return res, nil // the range is over; the next one encodes the rejected chunk
+	}
+	enc := o
+	enc.Copy, enc.FromFrame = nil, res.NextFrame
+	if enc.FromFrame > 0 && enc.Timing.Rate == 0 {
+		if t, err := video.ProbeTiming(ctx, src); err == nil {
+			enc.Timing = t
+		}
+	}
+	if enc.MaxChunks > 0 {
+		enc.MaxChunks -= (res.NextFrame - o.FromFrame) / plan.ChunkFrames
+		if enc.MaxChunks <= 0 {
+			return res, nil
+		}
+	}
+	more, err := Prepare(ctx, src, enc, store)
+	if more.Width == 0 {
+		more.Width, more.Height = res.Width, res.Height
+	}
+	more.Stored += res.Stored
+	more.Copied += res.Copied
+	return more, err
+}

@@ -308,6 +308,18 @@ func TestCorrectADriftingMarkerOnRealFootage(t *testing.T) {
 			want = "(uncertain: "
 		}
 		b.waitJS(fmt.Sprintf("frame %d's description says %q", f, want), fmt.Sprintf(`document.querySelector('#frame-label').textContent === '%d' && document.querySelector('#frame-points').textContent.includes(%s)`, f, jsString(want)))
+		b.shot(fmt.Sprintf("correct-03-frame-%d-%s", f, map[bool]string{true: "lost", false: "doubt"}[p.Lost]))
+	}
+
+	// A marker placed outside the trim says what a trace does with it (the
+	// page's own sentences, facts.js).
+	if got := b.str(`import(new URL('facts.js', document.baseURI).href).then(f => [
+		f.markerFrameText({trim: {start: 10, end: 50}}, {frame: 5}), f.markerFrameText({trim: {start: 10, end: 50}}, {frame: 50}),
+		f.markerFrameText({trim: {start: 10, end: 50}}, {frame: 24})].join('|'))`); got !=
+		"placed on frame 5, before the trim: it is tracked from frame 10, the trim’s first frame, at this position."+
+			"|placed on frame 50, after the trim (frames 10 to 49): it is not tracked. Move it on a frame within the trim, or change the trim."+
+			"|placed on frame 24" {
+		t.Errorf("the sentences of a marker outside the trim: %q", got)
 	}
 
 	// The keyboard: on frame 40, Correct Marker 2, three arrow presses

@@ -18,9 +18,9 @@ import (
 
 // rangeFigures are one range's measures.
 type rangeFigures struct {
-	From, To   int           // frames [From, To)
-	Chunks     int           // chunks stored
-	Remuxed    int           // of which remuxed (when RemuxKnown: the last range's log does not say)
+	From, To   int // frames [From, To)
+	Chunks     int // chunks stored
+	Remuxed    int // of which remuxed (when RemuxKnown: the last range's log does not say)
 	RemuxKnown bool
 	Took       time.Duration // the invocation's own wall time (its log's "took")
 	Window     time.Duration // since the previous range ended (queue latency included)

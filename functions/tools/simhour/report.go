@@ -44,15 +44,15 @@ type preamble struct {
 
 // measured is one simulation's outcome.
 type measured struct {
-	Kind           string
-	Rendition      string // what the row says
-	ChunkFrames    int
-	Frames         int
-	SourceBytes    int64
-	Budget         time.Duration // INGEST_INVOCATION_SECONDS of the simulation
-	Ranges         []rangeFigures
-	Pre            preamble
-	UploadToReady  time.Duration
+	Kind               string
+	Rendition          string // what the row says
+	ChunkFrames        int
+	Frames             int
+	SourceBytes        int64
+	Budget             time.Duration // INGEST_INVOCATION_SECONDS of the simulation
+	Ranges             []rangeFigures
+	Pre                preamble
+	UploadToReady      time.Duration
 	LoadStart, LoadEnd [3]float64 // load averages at the start and the end
 }
 

@@ -157,6 +157,10 @@ func run(movie string, steps, jumps int, seed int64, chromium, upload string, pa
 	if err := jump(bctx, frames, jumps, seed); err != nil {
 		return err
 	}
+	if d, err := chromedp.Run(bctx, chromedp.Evaluate[[]float64](drawJS, chromedp.EvalAwaitPromise)); err == nil && len(d) > 0 {
+		p50, p95, _ := quantiles(d)
+		fmt.Printf("bench-viewer: profile: the page's draw of the shown frame (views/player.js draw, %d times): p50 %.1f p95 %.1f ms\n", len(d), p50, p95)
+	}
 	if late, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(window.benchLate || []).join(' ')`)); err == nil && late != "" {
 		fmt.Printf("bench-viewer: not shown within 30 s (frame:what the canvas showed): %s\n", late)
 	}
@@ -193,6 +197,7 @@ func step(bctx context.Context, what string, from, steps, pause int) error {
 		return err
 	}
 	var ms []measure
+	before := cpuNow()
 	for range steps {
 		time.Sleep(time.Duration(pause) * time.Millisecond)
 		m, err := chromedp.Run(bctx, chromedp.Evaluate[measure](stepJS, chromedp.EvalAwaitPromise))
@@ -202,6 +207,7 @@ func step(bctx context.Context, what string, from, steps, pause int) error {
 		ms = append(ms, m)
 	}
 	report(what+" next-frame display", ms)
+	cpuNow().since(before, steps)
 	return nil
 }
 
@@ -215,6 +221,7 @@ func jump(bctx context.Context, frames, n int, seed int64) error {
 	}
 	rnd := rand.New(rand.NewPCG(uint64(seed), 0))
 	var ms []measure
+	before := cpuNow()
 	for range n {
 		target := rnd.IntN(frames)
 		for try := 0; try < 1000 && slices.ContainsFunc(fetched, func(f int) bool { return f > target-30 && f < target+30 }); try++ {
@@ -228,6 +235,7 @@ func jump(bctx context.Context, frames, n int, seed int64) error {
 		fetched = append(fetched, target)
 	}
 	report("random-jump display (frames never fetched before)", ms)
+	cpuNow().since(before, n)
 	return nil
 }
 
@@ -250,7 +258,7 @@ func report(what string, ms []measure) {
 		if m.Ready {
 			ready++
 		}
-		if m.Server >= 0 {
+		if m.Server >= 0 && m.Bytes > 0 { // not from the HTTP cache
 			server = append(server, m.Server)
 			bytes += m.Bytes
 		}
@@ -320,6 +328,13 @@ const jumpJS = `new Promise((resolve, reject) => {
 	s.value = n; s.dispatchEvent(new Event('input'));
 	const t1 = performance.now();
 	` + waitShown + `
+})`
+
+// drawJS times the page's own draw of the shown frame, 30 times.
+const drawJS = `import('/views/player.js').then((m) => {
+	const out = [];
+	for (let i = 0; i < 30; i++) { const t = performance.now(); m.draw(); out.push(performance.now() - t); }
+	return out;
 })`
 
 func must[T any](v T, err error) T {

@@ -17,8 +17,9 @@ TOOLS := $(CURDIR)/.tools
 # empty one (a new machine, as CI may be) compiling the tree for -race took
 # 868 s against 414 s without, on 2 cores (measured with
 # `GOCACHE=$(mktemp -d) go test [-race] -count=1 -run '^$' ./...`); `make
-# test-race` runs the same suite with it.
-TEST_FLAGS ?= -count=1
+# test-race` runs the same suite with it. -timeout 25m: the browser tests (functions/local/e2e)
+# took over go test's default 10 minutes on a machine at load average 40.
+TEST_FLAGS ?= -count=1 -timeout 25m
 PKGS       ?= ./...
 
 STATICCHECK_VERSION := v0.8.2

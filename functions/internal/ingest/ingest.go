@@ -260,6 +260,9 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	}
 	from := m.Progress.FramesWritten
 	total := max(info.FrameCount, m.Progress.TotalFrames)
+	// Every frame at one size, decided from the probe by every range alike
+	// (a stream may change its size midway).
+	width, height := media.RenditionSize(info)
 	// Remux or encode: decided again, identically, by every range.
 	plan := media.PlanRendition(ctx, src, info, h.opts.ChunkFrames)
 	if from == 0 {
@@ -283,6 +286,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		}
 		res, err := media.PrepareRange(ctx, src, plan, media.PrepareOptions{
 			FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
+			Width: width, Height: height, Rotation: info.Rotation,
 			Timing: timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
 			MaxChunks: h.opts.RangeChunks,
 		}, func(ctx context.Context, c media.Chunk) error {

@@ -48,8 +48,10 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	if info.Codec != "h264" {
 		return encode("the codec is " + info.Codec + ", not h264")
 	}
-	out, err := ffprobe(ctx, src, "-select_streams", "v:0", "-show_entries",
-		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash",
+	// The keyframes are decoded (only they: -skip_frame nokey), for their
+	// sizes: a stream whose size changes midway is encoded.
+	out, err := ffprobe(ctx, src, "-select_streams", "v:0", "-skip_frame", "nokey", "-show_entries",
+		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash:frame=width,height",
 		"-show_data_hash", "adler32", "-of", "compact=p=1:nk=0")
 	if err != nil {
 		return encode("the packets could not be read: " + err.Error())

@@ -295,10 +295,11 @@ type Timing struct {
 }
 
 // ProbeTiming reads src's headers only (no packet is counted or decoded)
-// and returns its first video stream's timing if its rate is constant: the
-// stream's r_frame_rate (the least rate that represents every timestamp)
-// equals its average rate. A variable or unknown rate returns the zero
-// Timing and no error; the reader then counts frames from 0.
+// and returns its first video stream's timing if its rate is constant (the
+// stream's r_frame_rate, the least rate that represents every timestamp,
+// equals its average rate) and its container is indexed (SeekableFormat).
+// Otherwise it returns the zero Timing and no error; the reader then
+// counts frames from 0.
 func ProbeTiming(ctx context.Context, src string) (Timing, error) {
 	in, err := input(src)
 	if err != nil {
@@ -309,7 +310,7 @@ func ProbeTiming(ctx context.Context, src string) (Timing, error) {
 		return Timing{}, err
 	}
 	args := append([]string{"-v", "error", "-print_format", "json", "-show_entries",
-		"format=start_time:stream=r_frame_rate,avg_frame_rate,start_time:stream_disposition=attached_pic", "-select_streams", "v"}, in...)
+		"format=format_name,start_time:stream=r_frame_rate,avg_frame_rate,start_time:stream_disposition=attached_pic", "-select_streams", "v"}, in...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
@@ -332,11 +333,15 @@ func parseTiming(data []byte) (Timing, error) {
 			} `json:"disposition"`
 		} `json:"streams"`
 		Format struct {
-			StartTime string `json:"start_time"`
+			FormatName string `json:"format_name"`
+			StartTime  string `json:"start_time"`
 		} `json:"format"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Timing{}, fmt.Errorf("video: ffprobe timing output: %w", err)
+	}
+	if !SeekableFormat(p.Format.FormatName) {
+		return Timing{}, nil
 	}
 	for _, s := range p.Streams {
 		if s.Disposition.AttachedPic != 0 {
@@ -364,4 +369,18 @@ func startSeconds(s string) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// SeekableFormat reports whether a container (ffprobe's format_name) keeps
+// an index of its frames' timestamps, so that a seek by time lands on the
+// frame that decoding from the start would number so: MP4/MOV and
+// Matroska/WebM. Anything else (MPEG-TS and MPEG-PS, whose timestamps may
+// restart where two recordings were joined; AVI, whose index may be
+// missing; raw streams) is read from frame 0, discarding.
+func SeekableFormat(name string) bool {
+	switch name {
+	case "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm":
+		return true
+	}
+	return false
 }

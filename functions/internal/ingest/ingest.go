@@ -413,6 +413,8 @@ func (h *Handler) fail(ctx context.Context, log *slog.Logger, movieID string, ca
 func Summary(err error) (string, bool) {
 	var codec *video.UnsupportedCodecError
 	var size *SizeMismatchError
+	var large *video.TooLargeError
+	var rate *video.FrameRateError
 	switch {
 	case errors.As(err, &size):
 		return fmt.Sprintf("The file that arrived has %d bytes, but the upload declared %d: upload the complete file again.",
@@ -421,8 +423,22 @@ func Summary(err error) (string, bool) {
 		return "The video codec " + domain.SanitizeSummary(codec.Codec) + " cannot be decoded.", true
 	case errors.Is(err, video.ErrUnsupportedCodec):
 		return "The video's codec cannot be decoded.", true
+	case errors.Is(err, video.ErrEmpty):
+		return "The file is empty: upload the complete file again.", true
+	case errors.Is(err, video.ErrStillImage):
+		return "The file is a still image, not a video.", true
+	case errors.Is(err, video.ErrNoVideoStream):
+		return "The file has no video stream (it may hold only sound).", true
 	case errors.Is(err, video.ErrNotVideo):
 		return "The file is not a video file.", true
+	case errors.As(err, &large):
+		return fmt.Sprintf("The video's frames are %dx%d pixels: at most %d pixels a side can be prepared.",
+			large.Width, large.Height, video.MaxDimension), true
+	case errors.As(err, &rate):
+		return fmt.Sprintf("The video declares %s frames per second: from %s (one frame every 1,000 seconds) to %d can be prepared.",
+			strconv.FormatFloat(rate.Rate, 'g', 4, 64), strconv.FormatFloat(video.MinFrameRate, 'g', -1, 64), video.MaxFrameRate), true
+	case errors.Is(err, video.ErrTooManyFrames):
+		return fmt.Sprintf("The video has more than %d million frames, more than can be prepared.", video.MaxFrames/1_000_000), true
 	case errors.Is(err, video.ErrTruncated):
 		return "The video file is truncated: upload the complete file again.", true
 	case errors.Is(err, video.ErrNoFrames):

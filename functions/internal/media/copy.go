@@ -48,10 +48,8 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	if info.Codec != "h264" {
 		return encode("the codec is " + info.Codec + ", not h264")
 	}
-	// The keyframes are decoded (only they: -skip_frame nokey), for their
-	// sizes: a stream whose size changes midway is encoded.
-	out, err := ffprobe(ctx, src, "-select_streams", "v:0", "-skip_frame", "nokey", "-show_entries",
-		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash:frame=width,height",
+	out, err := ffprobe(ctx, src, "-select_streams", "v:0", "-show_entries",
+		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash",
 		"-show_data_hash", "adler32", "-of", "compact=p=1:nk=0")
 	if err != nil {
 		return encode("the packets could not be read: " + err.Error())
@@ -62,6 +60,22 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	}
 	plan, reason := planCopy(st, pkts, info.Rotation, info.SampleAspect)
 	if plan == nil {
+		return encode(reason)
+	}
+	// A stream whose size changes midway is encoded (at one size): the
+	// keyframes alone are decoded (-skip_frame nokey; an H.264 stream
+	// changes its size only at an IDR picture) and each one's size must be
+	// the plan's. A decoder message is a reason to encode too.
+	keys, err := ffprobe(ctx, src, "-select_streams", "v:0", "-skip_frame", "nokey", "-show_entries", "frame=width,height",
+		"-of", "compact=p=1:nk=0")
+	if err != nil {
+		return encode("the keyframes could not be decoded: " + err.Error())
+	}
+	sizes, err := parseKeyFrames(keys)
+	if err != nil {
+		return encode(err.Error())
+	}
+	if reason := sizeChange(plan, sizes); reason != "" {
 		return encode(reason)
 	}
 	if plan.Frames != info.FrameCount {

@@ -15,10 +15,6 @@ import (
 const scanHead = "stream|codec_name=h264|profile=High|width=320|height=240|sample_aspect_ratio=1:1|pix_fmt=yuv420p|field_order=progressive|time_base=1/15360\n" +
 	"format|format_name=mov,mp4,m4a,3gp,3g2,mj2|start_time=0.000000\n"
 
-// keyFrame is a decoded keyframe's line (-skip_frame nokey), with the side
-// data lines ffprobe prints after some.
-const keyFrame = "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n"
-
 // gopPackets writes the packets of frames frames in decode order with a
 // keyframe every g and one B-frame between references (display order
 // I P B P B ...: each P is sent before the B shown before it).
@@ -42,7 +38,7 @@ func gopPackets(frames, g int) string {
 			fmt.Fprintf(&b, "packet|pts=%d|flags=%s|size=%d|data_hash=adler32:%08x\n", 512*f, flags, 100+f, f)
 		}
 	}
-	return b.String() + keyFrame
+	return b.String()
 }
 
 func TestParseScanAndPlan(t *testing.T) {
@@ -70,10 +66,8 @@ func TestParseScanAndPlan(t *testing.T) {
 		{"interlaced", strings.Replace(scanHead, "progressive", "tt", 1) + gopPackets(10, 5), "interlaced", 0},
 		{"AVI", strings.Replace(scanHead, "mov,mp4,m4a,3gp,3g2,mj2", "avi", 1) + gopPackets(10, 5), "container", 0},
 		{"no packets", scanHead, "no packets", 0},
-		{"no checksum", scanHead + keyFrame + "packet|pts=0|flags=K_|size=3\n", "checksum", 0},
-		{"bad checksum", scanHead + keyFrame + "packet|pts=0|flags=K_|size=3|data_hash=CRC32:00000001\n", "checksum", 0},
-		{"size change", scanHead + gopPackets(100, 30) + "frame|width=640|height=480\n", "size changes from 320x240 to 640x480", 0},
-		{"no keyframe decoded", scanHead + strings.ReplaceAll(gopPackets(100, 30), keyFrame, ""), "no keyframe", 0},
+		{"no checksum", scanHead + "packet|pts=0|flags=K_|size=3\n", "checksum", 0},
+		{"bad checksum", scanHead + "packet|pts=0|flags=K_|size=3|data_hash=CRC32:00000001\n", "checksum", 0},
 	} {
 		st, pkts, err := parseScan(c.data)
 		if err != nil {
@@ -85,7 +79,7 @@ func TestParseScanAndPlan(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"", "garbage\n", scanHead + scanHead, scanHead + "packet|pts=N/A|flags=K_\n", scanHead + "packet|pts=0|flags=K\n",
-		strings.Replace(scanHead, "1/15360", "0/0", 1), strings.Replace(scanHead, "time_base=1/15360", "", 1), "frame|pts=0\n" + scanHead, scanHead + "frame|width=0|height=2\n", scanHead + "frame|width=2\n",
+		strings.Replace(scanHead, "1/15360", "0/0", 1), strings.Replace(scanHead, "time_base=1/15360", "", 1), "frame|pts=0\n" + scanHead,
 	} {
 		if _, _, err := parseScan(bad); err == nil {
 			t.Errorf("%.60q accepted", bad)
@@ -113,11 +107,64 @@ func TestParseFrameCRC(t *testing.T) {
 	}
 }
 
+// TestKeyFrameSizes: a remux needs every decoded keyframe at the plan's
+// size; ffprobe's frame lines (with their side data lines) are read, and
+// anything else is refused.
+func TestKeyFrameSizes(t *testing.T) {
+	plan := &CopyPlan{GOP: 10, Width: 320, Height: 240}
+	const keys = "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n"
+	for _, c := range []struct{ data, why string }{
+		{keys, ""},
+		{keys + "frame|width=640|height=480\n", "the frame size changes from 320x240 to 640x480"},
+		{"", "no keyframe was decoded"},
+	} {
+		sizes, err := parseKeyFrames(c.data)
+		if err != nil {
+			t.Fatalf("%q: %v", c.data, err)
+		}
+		if got := sizeChange(plan, sizes); got != c.why {
+			t.Errorf("%q: %q, want %q", c.data, got, c.why)
+		}
+	}
+	for _, bad := range []string{"frame|width=0|height=2\n", "frame|width=2\n", "packet|pts=0\n", "garbage\n", "frame|width=1e3|height=2\n"} {
+		if _, err := parseKeyFrames(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseKeyFrames(f *testing.F) {
+	f.Add("frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n")
+	f.Add("frame|width=96|height=64\nframe|width=128|height=96\n")
+	f.Add("frame|width=-1|height=2\n|x=1\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		sizes, err := parseKeyFrames(data)
+		if err != nil {
+			return
+		}
+		for _, sz := range sizes {
+			if sz[0] <= 0 || sz[1] <= 0 {
+				t.Fatalf("size %v from %q", sz, data)
+			}
+		}
+		plan := &CopyPlan{GOP: 1, Width: 2, Height: 2}
+		if why := sizeChange(plan, sizes); why == "" {
+			for _, sz := range sizes {
+				if sz != [2]int{2, 2} {
+					t.Fatalf("a remux of 2x2 with a keyframe of %v", sz)
+				}
+			}
+			if len(sizes) == 0 {
+				t.Fatal("a remux with no keyframe decoded")
+			}
+		}
+	})
+}
+
 func FuzzParseScan(f *testing.F) {
 	f.Add(scanHead + gopPackets(40, 10))
 	f.Add(scanHead + "packet|pts=0|flags=K_|size=9|side_data|\n|data_hash=adler32:00000001\n")
 	f.Add(strings.Replace(scanHead, "1/15360", "1/0", 1) + gopPackets(3, 1))
-	f.Add(scanHead + gopPackets(20, 10) + "frame|width=640|height=480|side_data|\nside_data|\n")
 	f.Fuzz(func(t *testing.T, data string) {
 		st, pkts, err := parseScan(data)
 		if err != nil {
@@ -132,14 +179,6 @@ func FuzzParseScan(f *testing.F) {
 		}
 		if plan.GOP < 1 || plan.GOP > MaxCopyGOP || plan.Frames != len(pkts) || !(plan.Step > 0) {
 			t.Fatalf("plan %+v from %d packets", plan, len(pkts))
-		}
-		if len(st.keySizes) == 0 {
-			t.Fatal("a remux with no keyframe decoded")
-		}
-		for _, sz := range st.keySizes {
-			if sz != [2]int{plan.Width, plan.Height} {
-				t.Fatalf("a remux of %dx%d with a keyframe of %v", plan.Width, plan.Height, sz)
-			}
 		}
 		n := 0
 		for k := 0; k*plan.GOP < plan.Frames; k++ {

@@ -8,25 +8,32 @@
 // A frame image never changes (a movie is ingested once), so it is fetched
 // through the browser's HTTP cache: the API's redirect is cached for minutes
 // and the image behind it is served as immutable. Decoded frames are kept as
-// ImageBitmaps, at most KEEP (a 1080p frame is 8 MB decoded), least recently
-// shown first out. Around the shown frame the next AHEAD frames and the
-// BEHIND previous ones are fetched ahead, at most PARALLEL at a time and at
-// low priority, nearest first; moving elsewhere (a jump, another movie,
-// leaving Analyze) cancels the ones no longer near.
+// ImageBitmaps (decoded off the main thread by createImageBitmap, so a step
+// onto a fetched frame only draws it), at most KEEP (a 1080p frame is 8 MB
+// decoded), least recently shown first out. Around the shown frame the next
+// AHEAD frames in the direction the viewer last stepped and the BEHIND ones
+// the other way are fetched ahead, at most PARALLEL at a time and at low
+// priority, nearest first; the ones behind wait until the shown frame's own
+// image is in (after a jump they would start a second decode on the server
+// and delay it). Moving elsewhere (a jump, another movie, leaving Analyze)
+// cancels the ones no longer near; a cancelled fetch is forgotten at once,
+// so asking for that frame again fetches it again.
 'use strict';
 
 import { $ } from '../dom.js';
 import { state } from '../state.js';
 import { api, APIError, moviePath } from '../api.js';
 
-const KEEP = 16;
+const KEEP = 20;
 const AHEAD = 8;
-const BEHIND = 1;
+const BEHIND = 2;
 const PARALLEL = 4;
 const RETRY_MS = 2000; // a frame whose image failed (not a 404) is asked for again after this
 const images = new Map(); // key movieId/frame -> ImageBitmap | 'loading' | 'none'
 const inflight = new Map(); // key -> { ctrl: AbortController, prefetch: bool }
-let wanted = []; // frames to fetch ahead, nearest first
+let wanted = []; // frames to fetch ahead, nearest first: { n, behind }
+let lastFrame = -1; // the frame shown before (the stepping direction)
+let direction = 1;
 let imagesFor = null;
 let noImages = false;
 let onLoaded = () => {};
@@ -42,21 +49,19 @@ async function loadImage(n, prefetch) {
   const ctrl = new AbortController();
   images.set(key, 'loading');
   inflight.set(key, { ctrl, prefetch });
+  const current = () => !ctrl.signal.aborted && inflight.get(key) && inflight.get(key).ctrl === ctrl;
   try {
     const res = await api('GET', moviePath(state.movieId) + '/frames/' + n + '/image', {
       accept: 'image/*', raw: true, cache: 'default', signal: ctrl.signal, priority: prefetch ? 'low' : 'high',
     });
     const bmp = await createImageBitmap(await res.blob());
-    if (ctrl.signal.aborted || images.get(key) !== 'loading') { bmp.close(); return; }
+    if (!current()) { bmp.close(); return; }
     images.set(key, bmp);
     evict();
     if (imageKey(state.frame) === key) onLoaded();
     markReady();
   } catch (err) {
-    if (ctrl.signal.aborted) {
-      if (images.get(key) === 'loading') images.delete(key);
-      return;
-    }
+    if (!current()) return; // cancelled: forgotten when cancelled
     images.set(key, 'none');
     if (err instanceof APIError && err.status === 404) {
       noImages = true; // no frame images for this movie: stop asking
@@ -74,8 +79,18 @@ async function loadImage(n, prefetch) {
   }
 }
 
+// cancel stops fetching key and forgets it, so that a later ask fetches it
+// again.
+function cancel(key) {
+  const f = inflight.get(key);
+  if (!f) return;
+  inflight.delete(key);
+  if (images.get(key) === 'loading') images.delete(key);
+  f.ctrl.abort();
+}
+
 // near: the frames kept whatever their age (shown, or wanted ahead).
-function near() { return new Set([imageKey(state.frame), ...wanted.map(imageKey)]); }
+function near() { return new Set([imageKey(state.frame), ...wanted.map((w) => imageKey(w.n))]); }
 
 function evict() {
   let bitmaps = 0;
@@ -99,17 +114,26 @@ function markReady() {
   $('#player').dataset.readyAhead = n;
 }
 
-// prefetchAround wants the frames near n and cancels fetches ahead that are
+// prefetchAround wants the frames near n, AHEAD in the direction of the
+// last step and BEHIND the other way, and cancels fetches ahead that are
 // no longer near.
 export function prefetchAround(n) {
   const m = state.movie;
+  if (lastFrame >= 0 && n !== lastFrame) direction = n < lastFrame ? -1 : 1;
+  lastFrame = n;
   wanted = [];
   if (m && m.video && !noImages) {
-    for (let i = 1; i <= AHEAD && n + i < m.frameCount; i++) wanted.push(n + i);
-    for (let i = 1; i <= BEHIND && n - i >= 0; i++) wanted.push(n - i);
+    for (let i = 1; i <= AHEAD; i++) {
+      const f = n + direction * i;
+      if (f >= 0 && f < m.frameCount) wanted.push({ n: f, behind: false });
+    }
+    for (let i = 1; i <= BEHIND; i++) {
+      const f = n - direction * i;
+      if (f >= 0 && f < m.frameCount) wanted.push({ n: f, behind: true });
+    }
   }
   const keep = near();
-  for (const [key, f] of inflight) if (f.prefetch && !keep.has(key)) f.ctrl.abort();
+  for (const [key, f] of inflight) if (f.prefetch && !keep.has(key)) cancel(key);
   markReady();
   pump();
 }
@@ -117,22 +141,24 @@ export function prefetchAround(n) {
 function pump() {
   let running = 0;
   for (const f of inflight.values()) if (f.prefetch) running++;
-  for (const n of wanted) {
+  const shownIn = typeof images.get(imageKey(state.frame)) === 'object';
+  for (const w of wanted) {
     if (running >= PARALLEL || noImages) return;
-    if (images.has(imageKey(n))) continue;
+    if (images.has(imageKey(w.n)) || (w.behind && !shownIn)) continue;
     running++;
-    loadImage(n, true);
+    loadImage(w.n, true);
   }
 }
 
 // forMovie drops everything of another movie.
 export function forMovie(id) {
   if (imagesFor === id) return;
-  for (const f of inflight.values()) f.ctrl.abort();
-  inflight.clear();
+  for (const key of [...inflight.keys()]) cancel(key);
   for (const v of images.values()) if (typeof v === 'object') v.close();
   images.clear();
   wanted = [];
+  lastFrame = -1;
+  direction = 1;
   noImages = false;
   imagesFor = id;
 }

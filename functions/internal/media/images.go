@@ -18,9 +18,17 @@ import (
 // frame j costs decoding frames 0..j of its chunk and encoding frame j (not
 // the whole chunk's JPEGs, which cost ~1 s at 1080p); the same ffmpeg goes
 // on encoding j+1.. (the frames a viewer steps to next) into the cache
-// while frame j is already answered. A frame before an earlier run's start
-// starts a run of its own. Runs outlive the request that started them (up
-// to imageRunTimeout), so a cancelled request does not waste the decode.
+// while frame j is already answered, but only warmAhead frames past the
+// last frame asked of the run (or found in the cache within its reach):
+// then it stops reading, ffmpeg blocks on its pipe (no CPU), and a later
+// request moves the horizon on. A run left waiting for runIdle is stopped,
+// and at most maxWaitingRuns wait at once (the oldest is stopped first), so
+// after a jump the old place's decoder does not compete with the new one.
+// A frame before an earlier run's start starts a run of its own; when the
+// frame after it is already made (a viewer stepping backwards), that run
+// starts up to backAhead-1 frames earlier, so the next steps back are made
+// by the same decode. Runs outlive the request that started them (up to
+// imageRunTimeout), so a cancelled request does not waste the decode.
 
 const (
 	// imageRunTimeout bounds one run (a chunk's decode and encodes).
@@ -28,6 +36,17 @@ const (
 	// joinAhead: a request waits for a running decode that will reach its
 	// frame within this many encodes, else it starts its own from its frame.
 	joinAhead = 8
+	// warmAhead: a run makes this many frames past the last one asked of
+	// it, then waits (the page fetches 8 ahead).
+	warmAhead = 12
+	// backAhead: a run started for frame j while frame j+1 is made starts
+	// at j-backAhead+1 (stepping backwards).
+	backAhead = 8
+	// runIdle: a run waiting this long for a request is stopped.
+	runIdle = 15 * time.Second
+	// maxWaitingRuns: runs kept waiting at once (each holds an ffmpeg with
+	// its decoder's frames).
+	maxWaitingRuns = 4
 )
 
 // chunkImages is a cached chunk: its frames' JPEGs as far as made.
@@ -43,6 +62,10 @@ type chunkImages struct {
 // imageRun is one ffmpeg making the chunk's JPEGs from frame start on.
 type imageRun struct {
 	start, next int // next: the frame it makes next
+	want        int // it makes frames before want, then waits
+	wake        chan struct{}
+	waitingAt   time.Time // when it began to wait (zero: making)
+	stopping    bool      // told to stop: no request joins it
 	done        bool
 	err         error
 }
@@ -65,7 +88,12 @@ func (p *Provider) Image(ctx context.Context, m domain.Movie, n int) ([]byte, er
 	var mine *imageRun
 	for {
 		if img := c.images[j]; img != nil {
-			p.lru.MoveToFront(p.cache[key])
+			if el, ok := p.cache[key]; ok && el.Value == c { // c may have been evicted meanwhile
+				p.lru.MoveToFront(el)
+			}
+			if mine == nil {
+				c.warm(j) // a step onto a made frame moves the horizon on
+			}
 			p.mu.Unlock()
 			return img, nil
 		}
@@ -78,16 +106,25 @@ func (p *Provider) Image(ctx context.Context, m domain.Movie, n int) ([]byte, er
 		}
 		if mine == nil {
 			for _, r := range c.runs {
-				if r.start <= j && j-r.next <= joinAhead {
+				if !r.stopping && r.start <= j && j-r.next <= joinAhead {
 					mine = r
 					break
 				}
 			}
 			if mine == nil {
-				mine = &imageRun{start: j, next: j}
+				start := j
+				if j+1 < len(c.images) && c.images[j+1] != nil {
+					for start > max(0, j-backAhead+1) && c.images[start-1] == nil {
+						start--
+					}
+				}
+				mine = &imageRun{start: start, next: start, wake: make(chan struct{})}
 				c.runs = append(c.runs, mine)
+				p.runs = append(p.runs, mine)
+				p.limitWaiting()
 				go p.runImages(l, k, c, mine)
 			}
+			mine.ask(j)
 		}
 		changed := c.changed
 		p.mu.Unlock()
@@ -97,6 +134,52 @@ func (p *Provider) Image(ctx context.Context, m domain.Movie, n int) ([]byte, er
 			return nil, ctx.Err()
 		}
 		p.mu.Lock()
+	}
+}
+
+// ask moves r's horizon to warmAhead frames past j (p.mu held).
+func (r *imageRun) ask(j int) {
+	if w := j + 1 + warmAhead; w > r.want {
+		r.want = w
+		r.signal()
+	}
+}
+
+func (r *imageRun) signal() {
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+// warm moves on the horizon of a run that has made frame j or is about to
+// (p.mu held).
+func (c *chunkImages) warm(j int) {
+	for _, r := range c.runs {
+		if !r.stopping && r.start <= j && j <= r.next {
+			r.ask(j)
+		}
+	}
+}
+
+// limitWaiting stops the runs waiting longest beyond maxWaitingRuns (p.mu
+// held).
+func (p *Provider) limitWaiting() {
+	for {
+		var oldest *imageRun
+		waiting := 0
+		for _, r := range p.runs {
+			if r.stopping || r.waitingAt.IsZero() || r.next < r.want {
+				continue
+			}
+			waiting++
+			if oldest == nil || r.waitingAt.Before(oldest.waitingAt) {
+				oldest = r
+			}
+		}
+		if waiting <= maxWaitingRuns {
+			return
+		}
+		oldest.stopping = true
+		oldest.signal()
 	}
 }
 
@@ -131,6 +214,12 @@ func (p *Provider) add(c *chunkImages, i int, img []byte) {
 		delete(p.cache, old.key)
 		old.evicted = true
 		p.bytes -= old.size
+		for _, r := range old.runs {
+			if r.next >= r.want { // waiting: its images would go nowhere
+				r.stopping = true
+				r.signal()
+			}
+		}
 	}
 	c.notify()
 }
@@ -141,34 +230,68 @@ func (c *chunkImages) notify() {
 }
 
 // runImages runs r: decodes chunk k and stores the JPEGs of frames r.start
-// on as ffmpeg writes them.
+// on as ffmpeg writes them, up to its horizon, waiting there for more to be
+// asked.
 func (p *Provider) runImages(l Layout, k int, c *chunkImages, r *imageRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), imageRunTimeout)
 	defer cancel()
 	err := p.encodeFrom(ctx, l, k, r.start, func(i int, img []byte) bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if i >= len(c.images) {
+		if i >= len(c.images) || r.stopping {
 			return false
 		}
 		p.add(c, i, img)
 		r.next = i + 1
-		return true
+		for r.next >= r.want && r.next < len(c.images) && !r.stopping {
+			r.waitingAt = time.Now()
+			p.limitWaiting()
+			wake := r.wake
+			p.mu.Unlock()
+			idle := time.NewTimer(runIdle)
+			select {
+			case <-wake:
+			case <-idle.C:
+			case <-ctx.Done():
+			}
+			idle.Stop()
+			p.mu.Lock()
+			if r.next >= r.want && time.Since(r.waitingAt) >= runIdle || ctx.Err() != nil {
+				r.stopping = true
+			}
+			r.waitingAt = time.Time{}
+		}
+		return !r.stopping
 	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err == nil && r.next != len(c.images) {
+	if err == nil && !r.stopping && r.next != len(c.images) {
 		err = fmt.Errorf("media: chunk %d of %s decoded to %d frames, want %d", k, l.MovieID, r.next, len(c.images))
 	}
-	r.done, r.err = true, err
+	r.done, r.err, r.stopping = true, err, true
 	for i, x := range c.runs {
 		if x == r {
 			c.runs = append(c.runs[:i], c.runs[i+1:]...)
 			break
 		}
 	}
+	for i, x := range p.runs {
+		if x == r {
+			p.runs = append(p.runs[:i], p.runs[i+1:]...)
+			break
+		}
+	}
 	c.notify()
 }
+
+// fullRange makes a chunk's limited-range yuv420p (what both renditions
+// are: the remux takes only yuv420p, the encode writes it) the full range
+// a JPEG is read in, with a lookup table per plane: the same levels as
+// swscale's scale=out_range=full (its JPEGs within 50 dB of this one's on a
+// 1080p chunk) at about a third of its cost (~3 ms less per 1080p frame;
+// docs/media.md, "Viewer latency").
+const fullRange = "lutyuv=y='clip((val-16)*255/219,0,255)'" +
+	":u='clip((val-128)*255/224+128,0,255)':v='clip((val-128)*255/224+128,0,255)',setrange=full,format=yuvj420p"
 
 // encodeFrom decodes chunk k and calls put with each JPEG from frame start
 // on (ffmpeg's mjpeg encoder at quality 2, full range: within 40 dB luma
@@ -190,7 +313,7 @@ func (p *Provider) encodeFrom(ctx context.Context, l Layout, k, start int, put f
 	}
 	args := append([]string{"-nostdin", "-hide_banner", "-v", "error"}, in...)
 	args = append(args, "-an", "-vsync", "passthrough",
-		"-vf", "select=gte(n\\,"+strconv.Itoa(start)+"),scale=out_range=full,format=yuvj420p",
+		"-vf", "select=gte(n\\,"+strconv.Itoa(start)+"),"+fullRange,
 		"-c:v", "mjpeg", "-q:v", "2", "-f", "image2pipe", "pipe:1")
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

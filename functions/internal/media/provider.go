@@ -35,6 +35,7 @@ type Provider struct {
 	cache map[cacheKey]*list.Element
 	lru   *list.List // of *chunkImages, most recent first
 	bytes int
+	runs  []*imageRun // every image run not done
 }
 
 type cacheKey struct {

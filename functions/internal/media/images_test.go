@@ -1,0 +1,97 @@
+package media_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/jpeg"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/movietrace/tracinglocks/functions/internal/media"
+)
+
+// jpegFrame returns the frame index a JPEG of the provider shows.
+func jpegFrame(jpg []byte) (int, error) {
+	img, err := jpeg.Decode(bytes.NewReader(jpg))
+	if err != nil {
+		return 0, err
+	}
+	b := img.Bounds()
+	gray := make([]byte, 0, b.Dx()*b.Dy())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bb, _ := img.At(x, y).RGBA()
+			gray = append(gray, byte((0.299*float64(r)+0.587*float64(g)+0.114*float64(bb))/257+0.5))
+		}
+	}
+	return identify(gray, b.Dx()), nil
+}
+
+// TestImagesInAnyOrder: the image of frame n shows frame n whatever the
+// order of the requests: stepping forwards (a run waits at its horizon and
+// goes on), backwards (a run starts before the frame asked), jumping
+// across chunks, and many at once.
+func TestImagesInAnyOrder(t *testing.T) {
+	src := source(t, 100)
+	objs := newObjects()
+	m := prepare(t, src, objs, "order", 30)
+	p, err := media.NewProvider(media.ProviderOptions{Objects: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	get := func(n int) {
+		t.Helper()
+		img, err := p.Image(ctx, m, n)
+		if err != nil {
+			t.Fatalf("frame %d: %v", n, err)
+		}
+		if got, err := jpegFrame(img); err != nil || got != n {
+			t.Fatalf("the image of frame %d shows frame %d (%v)", n, got, err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		frames []int
+	}{
+		{"forwards past the horizon", []int{0, 1, 2, 3, 20, 21, 28, 29, 30, 31}},
+		{"backwards", []int{59, 58, 57, 56, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40}},
+		{"jumps", []int{77, 3, 95, 61, 99, 33}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, n := range tc.frames {
+				get(n)
+			}
+		})
+	}
+	t.Run("many at once", func(t *testing.T) {
+		q, err := media.NewProvider(media.ProviderOptions{Objects: objs, CacheBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := rand.New(rand.NewPCG(7, 0)).Perm(100)
+		var wg sync.WaitGroup
+		errs := make(chan error, len(order))
+		for _, n := range order {
+			wg.Go(func() {
+				img, err := q.Image(ctx, m, n)
+				if err == nil {
+					var got int
+					if got, err = jpegFrame(img); err == nil && got != n {
+						err = fmt.Errorf("the image of frame %d shows frame %d", n, got)
+					}
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

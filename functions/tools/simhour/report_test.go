@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +56,23 @@ func TestExtrapolateWithoutWork(t *testing.T) {
 	h := extrapolate(m, deployed{BudgetSeconds: 600, VCPUs: 1, S3ReadMBps: 75, MemoryMB: 2048})
 	if h.Invocations != 1 || h.WorkPerFrame != 0 || math.IsNaN(h.LambdaSeconds) {
 		t.Errorf("%+v", h)
+	}
+}
+
+// A /tmp peak near the whole upload (the remux running ahead) grows with
+// the movie: it is judged at an hour; a peak of a few chunks is not.
+func TestTmpVerdictScalesWhatFollowsTheMovie(t *testing.T) {
+	d := deployed{BudgetSeconds: 600, VCPUs: 1, S3ReadMBps: 75, MemoryMB: 2048, TmpMB: 512, TimeoutSeconds: 900, MaxMessage: 1}
+	for _, tt := range []struct {
+		tmp  int64
+		want string
+	}{{60e6, "not growing with the movie -> fits"}, {600e6, "at an hour -> DOES NOT FIT"}} {
+		m := measured{Frames: 18000, SourceBytes: 606e6, Budget: time.Minute,
+			Ranges: []rangeFigures{{ChildCPU: time.Minute, Peaks: peaks{tmpBytes: tt.tmp}}}}
+		var b strings.Builder
+		writeHour(&b, m, d)
+		if !strings.Contains(b.String(), tt.want) {
+			t.Errorf("peak %d: %s", tt.tmp, b.String())
+		}
 	}
 }

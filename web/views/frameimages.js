@@ -15,9 +15,9 @@
 // 8 MB decoded), least recently shown first out. Around the shown frame the next
 // AHEAD frames in the direction the viewer last stepped and the BEHIND ones
 // the other way are fetched ahead, at most PARALLEL at a time and at low
-// priority, nearest first; the ones behind only after a step (not a jump:
-// on the server they are a second decode of the chunk up to there, ~0.5
-// CPU-s at 1080p) and once the shown frame's own image is in. Moving elsewhere (a jump, another movie, leaving Analyze)
+// priority, nearest first, once the shown frame's own image is in; the ones
+// behind only after a step (not a jump: on the server they are a second
+// decode of the chunk up to there, ~0.5 CPU-s at 1080p). Moving elsewhere (a jump, another movie, leaving Analyze)
 // cancels the ones no longer near; a cancelled fetch is forgotten at once,
 // so asking for that frame again fetches it again.
 'use strict';
@@ -146,10 +146,13 @@ export function prefetchAround(n) {
 function pump() {
   let running = 0;
   for (const f of inflight.values()) if (f.prefetch) running++;
-  const shownIn = typeof images.get(imageKey(state.frame)) === 'object';
+  // Until the shown frame's own image is in, nothing else is asked: on the
+  // server a prefetch that arrives before it would start a decode of its
+  // own (a run starts at the frame asked), several per jump.
+  if (typeof images.get(imageKey(state.frame)) !== 'object') return;
   for (const w of wanted) {
     if (running >= PARALLEL || noImages) return;
-    if (images.has(imageKey(w.n)) || (w.behind && !shownIn)) continue;
+    if (images.has(imageKey(w.n))) continue;
     running++;
     loadImage(w.n, true);
   }

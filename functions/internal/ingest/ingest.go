@@ -260,6 +260,9 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	}
 	from := m.Progress.FramesWritten
 	total := max(info.FrameCount, m.Progress.TotalFrames)
+	// Every frame at one size, decided from the probe by every range alike
+	// (a stream may change its size midway).
+	width, height := media.RenditionSize(info)
 	// Remux or encode: decided again, identically, by every range.
 	plan := media.PlanRendition(ctx, src, info, h.opts.ChunkFrames)
 	if from == 0 {
@@ -283,6 +286,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		}
 		res, err := media.PrepareRange(ctx, src, plan, media.PrepareOptions{
 			FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
+			Width: width, Height: height, Rotation: info.Rotation,
 			Timing: timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
 			MaxChunks: h.opts.RangeChunks,
 		}, func(ctx context.Context, c media.Chunk) error {
@@ -409,6 +413,8 @@ func (h *Handler) fail(ctx context.Context, log *slog.Logger, movieID string, ca
 func Summary(err error) (string, bool) {
 	var codec *video.UnsupportedCodecError
 	var size *SizeMismatchError
+	var large *video.TooLargeError
+	var rate *video.FrameRateError
 	switch {
 	case errors.As(err, &size):
 		return fmt.Sprintf("The file that arrived has %d bytes, but the upload declared %d: upload the complete file again.",
@@ -417,8 +423,22 @@ func Summary(err error) (string, bool) {
 		return "The video codec " + domain.SanitizeSummary(codec.Codec) + " cannot be decoded.", true
 	case errors.Is(err, video.ErrUnsupportedCodec):
 		return "The video's codec cannot be decoded.", true
+	case errors.Is(err, video.ErrEmpty):
+		return "The file is empty: upload the complete file again.", true
+	case errors.Is(err, video.ErrStillImage):
+		return "The file is a still image, not a video.", true
+	case errors.Is(err, video.ErrNoVideoStream):
+		return "The file has no video stream (it may hold only sound).", true
 	case errors.Is(err, video.ErrNotVideo):
 		return "The file is not a video file.", true
+	case errors.As(err, &large):
+		return fmt.Sprintf("The video's frames are %dx%d pixels: at most %d pixels a side can be prepared.",
+			large.Width, large.Height, video.MaxDimension), true
+	case errors.As(err, &rate):
+		return fmt.Sprintf("The video declares %s frames per second: from %s (one frame every 1,000 seconds) to %d can be prepared.",
+			strconv.FormatFloat(rate.Rate, 'g', 4, 64), strconv.FormatFloat(video.MinFrameRate, 'g', -1, 64), video.MaxFrameRate), true
+	case errors.Is(err, video.ErrTooManyFrames):
+		return fmt.Sprintf("The video has more than %d million frames, more than can be prepared.", video.MaxFrames/1_000_000), true
 	case errors.Is(err, video.ErrTruncated):
 		return "The video file is truncated: upload the complete file again.", true
 	case errors.Is(err, video.ErrNoFrames):

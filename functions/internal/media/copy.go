@@ -62,6 +62,22 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	if plan == nil {
 		return encode(reason)
 	}
+	// A stream whose size changes midway is encoded (at one size): the
+	// keyframes alone are decoded (-skip_frame nokey; an H.264 stream
+	// changes its size only at an IDR picture) and each one's size must be
+	// the plan's. A decoder message is a reason to encode too.
+	keys, err := ffprobe(ctx, src, "-select_streams", "v:0", "-skip_frame", "nokey", "-show_entries", "frame=width,height",
+		"-of", "compact=p=1:nk=0")
+	if err != nil {
+		return encode("the keyframes could not be decoded: " + err.Error())
+	}
+	sizes, err := parseKeyFrames(keys)
+	if err != nil {
+		return encode(err.Error())
+	}
+	if reason := sizeChange(plan, sizes); reason != "" {
+		return encode(reason)
+	}
 	if plan.Frames != info.FrameCount {
 		return encode(fmt.Sprintf("the scan read %d packets where the probe counted %d", plan.Frames, info.FrameCount))
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/movietrace/tracinglocks/domain"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
+	"github.com/movietrace/tracinglocks/functions/internal/video"
 )
 
 // DefaultChunkFrames is the chunk size of new renditions: 60 frames (2 s
@@ -103,3 +104,25 @@ func parseSegmentList(data string) ([]int, error) {
 
 // segmentName is the local file name of chunk k (what parseSegmentList reads back).
 func segmentName(k int) string { return fmt.Sprintf("c%09d.mp4", k) }
+
+// RenditionSize is the size every frame of a movie is prepared at: the
+// stream's size as the probe reads it (its first frame's), shown upright
+// (a rotation of 90 or 270 swaps the sides), the width scaled by the
+// sample aspect ratio (square pixels; the height of a rotated frame, whose
+// pixels then are tall), each side rounded down to even (yuv420p), at
+// least 2.
+func RenditionSize(info video.Info) (width, height int) {
+	w, h := info.Width, info.Height
+	num, den := info.SampleAspect[0], info.SampleAspect[1]
+	if num <= 0 || den <= 0 {
+		num, den = 1, 1
+	}
+	if info.Rotation == 90 || info.Rotation == 270 {
+		// Upright, the stored rows are columns: the pixel aspect inverts
+		// (as ffmpeg's transpose sets it), and the new width is scaled.
+		w, h = h, w
+		num, den = den, num
+	}
+	w = int(int64(w) * int64(num) / int64(den))
+	return max(w/2*2, 2), max(h/2*2, 2)
+}

@@ -35,6 +35,11 @@ type PrepareOptions struct {
 	ExpectedFrames int
 	// FrameRate is the rendition's constant rate.
 	FrameRate float64
+	// Width and Height are the rendition's frame size (RenditionSize of
+	// the upload's probe), Rotation its display rotation: every frame is
+	// scaled to this one size, whatever size the stream changes to
+	// midway. Zero: Prepare probes src for them.
+	Width, Height, Rotation int
 	// Timing, when set (a constant-rate upload), makes a range that starts
 	// after frame 0 seek instead of decoding every frame before it.
 	Timing video.Timing
@@ -117,6 +122,15 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	}
 	defer os.RemoveAll(dir)
 
+	if o.Copy == nil && (o.Width <= 0 || o.Height <= 0) {
+		info, err := video.Probe(ctx, src)
+		if err != nil {
+			return Prepared{}, err
+		}
+		o.Width, o.Height = RenditionSize(info)
+		o.Rotation = info.Rotation
+	}
+
 	first := o.FromFrame / n
 	var seek []string
 	skip := o.FromFrame
@@ -129,8 +143,21 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	if skip > 0 {
 		filter = "select='gte(n," + strconv.Itoa(skip) + ")',"
 	}
-	filter += "scale='trunc(iw*sar/2)*2':'trunc(ih/2)*2',setsar=1,format=yuv420p,setpts=N/(" +
+	// One size for every frame (a stream may change its size midway: two
+	// recordings joined, a new SPS): the scale's target is fixed, not the
+	// input's size.
+	filter += "scale=" + strconv.Itoa(o.Width) + ":" + strconv.Itoa(o.Height) + ",setsar=1,format=yuv420p,setpts=N/(" +
 		strconv.FormatFloat(o.FrameRate, 'f', 6, 64) + "*TB)"
+	if o.Rotation == 0 {
+		// A frame of another size goes through the same filters: ffmpeg's
+		// default rebuilds them, restarting select's n and setpts's N, so
+		// a range that skips frames would skip them again from the size
+		// change and the timestamps would go back. The scale filter
+		// follows a size change by itself. (A rotated stream keeps the
+		// rebuild: the autorotate transpose in front of the scale cannot
+		// take another size; see docs/media.md.)
+		seek = append([]string{"-reinit_filter", "0"}, seek...)
+	}
 	// Chunk boundaries, counted from this range's first frame.
 	remaining := max(o.ExpectedFrames-o.FromFrame, 0) + 4*n
 	var cuts []string

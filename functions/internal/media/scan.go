@@ -149,6 +149,45 @@ func compactFields(rest string) map[string]string {
 	return fields
 }
 
+// parseKeyFrames reads ffprobe's compact output of decoded frames
+// (-show_entries frame=width,height) and returns each frame's size. A
+// frame's side data (lines of their own, "side_data|...") is skipped; any
+// other line is an error.
+func parseKeyFrames(data string) ([][2]int, error) {
+	var sizes [][2]int
+	for _, line := range compactLines(data) {
+		section, rest, _ := strings.Cut(line, "|")
+		switch section {
+		case "side_data":
+		case "frame":
+			fields := compactFields(rest)
+			fw, err1 := strconv.Atoi(fields["width"])
+			fh, err2 := strconv.Atoi(fields["height"])
+			if err1 != nil || err2 != nil || fw <= 0 || fh <= 0 {
+				return nil, fmt.Errorf("media: keyframe size %.20qx%.20q", fields["width"], fields["height"])
+			}
+			sizes = append(sizes, [2]int{fw, fh})
+		default:
+			return nil, fmt.Errorf("media: keyframe line %.40q", line)
+		}
+	}
+	return sizes, nil
+}
+
+// sizeChange says why a remux plan cannot hold frames of these sizes (its
+// keyframes' as decoded), or "" when every one is the plan's size.
+func sizeChange(p *CopyPlan, sizes [][2]int) string {
+	if len(sizes) == 0 {
+		return "no keyframe was decoded"
+	}
+	for _, sz := range sizes {
+		if sz != [2]int{p.Width, p.Height} {
+			return fmt.Sprintf("the frame size changes from %dx%d to %dx%d", p.Width, p.Height, sz[0], sz[1])
+		}
+	}
+	return ""
+}
+
 // copyProfiles are the H.264 profiles Chromium decodes (8-bit 4:2:0).
 var copyProfiles = map[string]bool{"Constrained Baseline": true, "Baseline": true, "Main": true, "High": true}
 

@@ -107,6 +107,60 @@ func TestParseFrameCRC(t *testing.T) {
 	}
 }
 
+// TestKeyFrameSizes: a remux needs every decoded keyframe at the plan's
+// size; ffprobe's frame lines (with their side data lines) are read, and
+// anything else is refused.
+func TestKeyFrameSizes(t *testing.T) {
+	plan := &CopyPlan{GOP: 10, Width: 320, Height: 240}
+	const keys = "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n"
+	for _, c := range []struct{ data, why string }{
+		{keys, ""},
+		{keys + "frame|width=640|height=480\n", "the frame size changes from 320x240 to 640x480"},
+		{"", "no keyframe was decoded"},
+	} {
+		sizes, err := parseKeyFrames(c.data)
+		if err != nil {
+			t.Fatalf("%q: %v", c.data, err)
+		}
+		if got := sizeChange(plan, sizes); got != c.why {
+			t.Errorf("%q: %q, want %q", c.data, got, c.why)
+		}
+	}
+	for _, bad := range []string{"frame|width=0|height=2\n", "frame|width=2\n", "packet|pts=0\n", "garbage\n", "frame|width=1e3|height=2\n"} {
+		if _, err := parseKeyFrames(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseKeyFrames(f *testing.F) {
+	f.Add("frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n")
+	f.Add("frame|width=96|height=64\nframe|width=128|height=96\n")
+	f.Add("frame|width=-1|height=2\n|x=1\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		sizes, err := parseKeyFrames(data)
+		if err != nil {
+			return
+		}
+		for _, sz := range sizes {
+			if sz[0] <= 0 || sz[1] <= 0 {
+				t.Fatalf("size %v from %q", sz, data)
+			}
+		}
+		plan := &CopyPlan{GOP: 1, Width: 2, Height: 2}
+		if why := sizeChange(plan, sizes); why == "" {
+			for _, sz := range sizes {
+				if sz != [2]int{2, 2} {
+					t.Fatalf("a remux of 2x2 with a keyframe of %v", sz)
+				}
+			}
+			if len(sizes) == 0 {
+				t.Fatal("a remux with no keyframe decoded")
+			}
+		}
+	})
+}
+
 func FuzzParseScan(f *testing.F) {
 	f.Add(scanHead + gopPackets(40, 10))
 	f.Add(scanHead + "packet|pts=0|flags=K_|size=9|side_data|\n|data_hash=adler32:00000001\n")

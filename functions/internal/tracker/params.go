@@ -7,8 +7,10 @@
 // (ZNCC) of the template at every whole-pixel position of a search window
 // around the prediction, takes the best, and refines it to sub-pixel
 // precision: a 2-D quadratic fit of the 3x3 scores around it, then a few
-// Lucas-Kanade (Gauss-Newton) iterations of the template's translation,
-// gain and offset on the bilinearly sampled frame. The ZNCC
+// Lucas-Kanade (Gauss-Newton) iterations of the translation, gain and
+// offset of the previous frame's image around the marker on the bilinearly
+// sampled frame (the frame-to-frame chain), corrected against the key
+// frame's template while the marker still looks like it (chain.go). The ZNCC
 // peak is the match's confidence (0-1): below Params.MinConfidence the point
 // is lost, reported without coordinates, and searched for in a wider window
 // until a match reaches Params.ReacquireConfidence again.
@@ -46,8 +48,9 @@ type Params struct {
 	// least this good.
 	ReacquireConfidence float64
 	// KeyConfidence: a match whose image correlates (ZNCC) less than this
-	// with the key frame's template is uncertain (DoubtAppearance); a
-	// re-acquisition needs it too.
+	// with the key frame's template is uncertain (DoubtAppearance), unless
+	// its look changed only gradually since it last reached it (see
+	// gradualLikeness).
 	KeyConfidence float64
 	// FBError: the forward-backward check of every frame. The image at the
 	// match is searched for back in the previous frame around where the

@@ -390,3 +390,30 @@ func TestScenarioReacquireLooksLikeTheKeyFrame(t *testing.T) {
 		}
 	}
 }
+
+// A moving target whose look changes gradually into another (its texture
+// blended with a second one, 1% more a frame, to 80%): its likeness to the
+// key frame's marker falls far below KeyConfidence, but frame to frame it
+// changes little, so it is followed (the frame-to-frame chain: Lucas-Kanade
+// of the previous frame's image) and never doubted for its appearance
+// (issue 24, third session: a turning box on real footage). An occluder
+// taking the image over changes it abruptly: TestScenarioOccluderTakesOver.
+func TestScenarioGradualChangeIsNotDoubted(t *testing.T) {
+	bg, tex, other := texture(24, sw, sh), texture(25, sw, sh), texture(26, sw, sh)
+	var frames [][]byte
+	var xs []float64
+	for f := range 81 {
+		x := 120 + 0.6*float64(f)
+		frames = append(frames, frame(bg, target{x: x, y: 120, half: 16, tex: tex, noise: other, mix: float64(f) / 100}))
+		xs = append(xs, x)
+	}
+	pts := follow(t, tracker.Params{}, frames, [2]float64{xs[0], 120})
+	for f, row := range pts {
+		if p := row[0]; !near(p, xs[f], 120, 1.5) || p.Uncertain() {
+			t.Fatalf("frame %d: %+v, target at %.1f,120", f, p, xs[f])
+		}
+	}
+	if c := pts[80][0].Confidence; c >= tracker.DefaultParams.KeyConfidence {
+		t.Fatalf("the look did not change enough: confidence %.2f at the end", c)
+	}
+}

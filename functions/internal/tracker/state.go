@@ -13,7 +13,7 @@ import (
 // continues exactly as the original would have.
 const (
 	stateMagic   = "MTRK"
-	stateVersion = 3
+	stateVersion = 4
 	maxMarkers   = 1024
 	maxSide      = 16384
 )
@@ -40,6 +40,7 @@ func (t *Tracker) MarshalBinary() ([]byte, error) {
 		w(m.cur)
 		w([2]int32{int32(m.prevX), int32(m.prevY)})
 		w(m.prev)
+		w(m.abrupt)
 	}
 	return b.Bytes(), nil
 }
@@ -98,7 +99,7 @@ func Restore(data []byte) (*Tracker, error) {
 		}
 		ts := 2*radius + 1
 		ps := 2*(radius+fbReach) + 1
-		if rdr.Len() < 2*4*ts*ts+8+ps*ps {
+		if rdr.Len() < 2*4*ts*ts+8+ps*ps+1 {
 			return nil, fmt.Errorf("%w: marker %d is cut short", ErrBadState, i)
 		}
 		m.r = radius
@@ -110,6 +111,12 @@ func Restore(data []byte) (*Tracker, error) {
 		m.prevX, m.prevY = int(origin[0]), int(origin[1])
 		m.prev = make([]byte, ps*ps)
 		rd(m.prev)
+		var abrupt uint8
+		rd(&abrupt)
+		if err != nil || abrupt > 1 {
+			return nil, fmt.Errorf("%w: marker %d: %v", ErrBadState, i, err)
+		}
+		m.abrupt = abrupt == 1
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadState, err)
 		}

@@ -67,12 +67,17 @@ type marker struct {
 	prevX, prevY int
 	key          []float32
 	cur          []float32
+	// abrupt: the marker's look changed abruptly (a frame-to-frame
+	// likeness below gradualLikeness) since it last looked like the key
+	// frame.
+	abrupt bool
 }
 
 type scratch struct {
 	s     searcher
 	a, b  prepared
 	patch []float32
+	prevT []float32
 	g     grids
 }
 
@@ -188,7 +193,10 @@ func (t *Tracker) track(im image, i int) Point {
 	if m.lostFor > 0 {
 		tpl = m.key
 	}
-	if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); ok && x >= 0 && y >= 0 && x <= float64(t.w-1) && y <= float64(t.h-1) {
+	inside := func(x, y float64) bool { return x >= 0 && y >= 0 && x <= float64(t.w-1) && y <= float64(t.h-1) }
+	if m.lostFor == 0 {
+		best.x, best.y = m.chain(im, sc, best.x, best.y, inside)
+	} else if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); ok && inside(x, y) {
 		best.x, best.y = x, y
 	}
 	if len(sc.patch) != len(m.cur) {
@@ -211,7 +219,15 @@ func (t *Tracker) track(im image, i int) Point {
 		// scene cut: issue 24, the tuning clips).
 		return lose()
 	}
-	if key < p.KeyConfidence {
+	// Appearance: a point that no longer looks like the key frame's marker
+	// is uncertain, unless its look changed gradually since it last did
+	// (gradualLikeness: a target turning, not an occluder taking over).
+	if m.lostFor > 0 || key >= p.KeyConfidence {
+		m.abrupt = false
+	} else if zncc(sc.prevT, sc.patch) < gradualLikeness {
+		m.abrupt = true
+	}
+	if key < p.KeyConfidence && m.abrupt {
 		doubt = DoubtAppearance
 	}
 	m.vx, m.vy = (best.x-m.x)/k, (best.y-m.y)/k

@@ -9,9 +9,9 @@ import (
 // FuzzParseTiming: whatever ffprobe prints, a timing is either the zero
 // Timing (do not seek) or a usable rate and a finite, non-negative offset.
 func FuzzParseTiming(f *testing.F) {
-	f.Add([]byte(`{"streams":[{"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001","start_time":"0.100000"}],"format":{"start_time":"0.000000"}}`))
-	f.Add([]byte(`{"streams":[{"r_frame_rate":"90000/1","avg_frame_rate":"0/0","disposition":{"attached_pic":1}},{"r_frame_rate":"24/1","avg_frame_rate":"24/1","start_time":"0"}],"format":{"start_time":"0"}}`))
-	f.Add([]byte(`{"streams":[{"r_frame_rate":"1e308/1e-308","avg_frame_rate":"NaN","start_time":"-Inf"}],"format":{"start_time":"1e400"}}`))
+	f.Add([]byte(`{"streams":[{"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001","start_time":"0.100000"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","start_time":"0.000000"}}`))
+	f.Add([]byte(`{"streams":[{"r_frame_rate":"90000/1","avg_frame_rate":"0/0","disposition":{"attached_pic":1}},{"r_frame_rate":"24/1","avg_frame_rate":"24/1","start_time":"0"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","start_time":"0"}}`))
+	f.Add([]byte(`{"streams":[{"r_frame_rate":"1e308/1e-308","avg_frame_rate":"NaN","start_time":"-Inf"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","start_time":"1e400"}}`))
 	f.Add([]byte(`{`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tm, err := parseTiming(data)

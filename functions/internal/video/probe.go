@@ -50,7 +50,7 @@ func Probe(ctx context.Context, src string) (Info, error) {
 			return Info{}, fmt.Errorf("video: probe: %w", err)
 		}
 		if st.Size() == 0 {
-			return Info{}, fmt.Errorf("%w: the file is empty", ErrNotVideo)
+			return Info{}, ErrEmpty
 		}
 	}
 	args := append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams",
@@ -153,7 +153,7 @@ func parseProbe(data []byte) (Info, error) {
 		return Info{}, fmt.Errorf("video: ffprobe output: %w", err)
 	}
 	if strings.Contains(p.Format.FormatName, "image2") || strings.HasSuffix(p.Format.FormatName, "_pipe") {
-		return Info{}, fmt.Errorf("%w: a still image (%.40s)", ErrNotVideo, p.Format.FormatName)
+		return Info{}, fmt.Errorf("%w (%.40s)", ErrStillImage, p.Format.FormatName)
 	}
 	for _, s := range p.Streams {
 		if s.CodecType != "video" || s.Disposition.AttachedPic != 0 {
@@ -166,9 +166,12 @@ func parseProbe(data []byte) (Info, error) {
 			return Info{}, fmt.Errorf("%w: no frame size", ErrNotVideo)
 		}
 		if s.Width > MaxDimension || s.Height > MaxDimension {
-			return Info{}, fmt.Errorf("%w: %dx%d", ErrTooLarge, s.Width, s.Height)
+			return Info{}, &TooLargeError{Width: s.Width, Height: s.Height}
 		}
 		frames, err := count(s.NbReadPackets)
+		if n, perr := strconv.Atoi(s.NbReadPackets); perr == nil && n > MaxFrames {
+			return Info{}, fmt.Errorf("%w: %d", ErrTooManyFrames, n)
+		}
 		if err != nil {
 			return Info{}, fmt.Errorf("video: ffprobe nb_read_packets: %w", err)
 		}
@@ -181,6 +184,13 @@ func parseProbe(data []byte) (Info, error) {
 		rate, ok := ratio(s.AvgFrameRate)
 		if !ok {
 			if rate, ok = ratio(s.RFrameRate); !ok {
+				// A rate declared but out of range is named; none at all
+				// is not a video.
+				for _, declared := range []string{s.AvgFrameRate, s.RFrameRate} {
+					if r, ok := anyRatio(declared); ok {
+						return Info{}, &FrameRateError{Rate: r}
+					}
+				}
 				return Info{}, fmt.Errorf("%w: no frame rate", ErrNotVideo)
 			}
 		}
@@ -211,7 +221,7 @@ func parseProbe(data []byte) (Info, error) {
 		return Info{FrameCount: frames, FrameRate: rate, Width: s.Width, Height: s.Height, Duration: d, Codec: s.CodecName,
 			Rotation: rot, SampleAspect: [2]int{sarN, sarD}}, nil
 	}
-	return Info{}, fmt.Errorf("%w: no video stream", ErrNotVideo)
+	return Info{}, ErrNoVideoStream
 }
 
 // aspect parses a sample aspect ratio "num:den" (ffprobe prints "0:1" or
@@ -237,8 +247,19 @@ func count(s string) (int, error) {
 	return n, nil
 }
 
-// ratio parses "num/den" (or a plain number) into a positive frame rate.
+// ratio parses "num/den" (or a plain number) into a frame rate within
+// [MinFrameRate, MaxFrameRate].
 func ratio(s string) (float64, bool) {
+	r, ok := anyRatio(s)
+	if !ok || r < MinFrameRate || r > MaxFrameRate {
+		return 0, false
+	}
+	return r, true
+}
+
+// anyRatio parses "num/den" (or a plain number) into a positive, finite
+// rate, however large or small.
+func anyRatio(s string) (float64, bool) {
 	num, den, found := strings.Cut(s, "/")
 	n, err := strconv.ParseFloat(num, 64)
 	if err != nil {
@@ -251,7 +272,7 @@ func ratio(s string) (float64, bool) {
 		}
 	}
 	r := n / d
-	if math.IsNaN(r) || r <= 0 || r > MaxFrameRate {
+	if math.IsNaN(r) || math.IsInf(r, 0) || r <= 0 {
 		return 0, false
 	}
 	return r, true
@@ -295,10 +316,11 @@ type Timing struct {
 }
 
 // ProbeTiming reads src's headers only (no packet is counted or decoded)
-// and returns its first video stream's timing if its rate is constant: the
-// stream's r_frame_rate (the least rate that represents every timestamp)
-// equals its average rate. A variable or unknown rate returns the zero
-// Timing and no error; the reader then counts frames from 0.
+// and returns its first video stream's timing if its rate is constant (the
+// stream's r_frame_rate, the least rate that represents every timestamp,
+// equals its average rate) and its container is indexed (SeekableFormat).
+// Otherwise it returns the zero Timing and no error; the reader then
+// counts frames from 0.
 func ProbeTiming(ctx context.Context, src string) (Timing, error) {
 	in, err := input(src)
 	if err != nil {
@@ -309,7 +331,7 @@ func ProbeTiming(ctx context.Context, src string) (Timing, error) {
 		return Timing{}, err
 	}
 	args := append([]string{"-v", "error", "-print_format", "json", "-show_entries",
-		"format=start_time:stream=r_frame_rate,avg_frame_rate,start_time:stream_disposition=attached_pic", "-select_streams", "v"}, in...)
+		"format=format_name,start_time:stream=r_frame_rate,avg_frame_rate,start_time:stream_disposition=attached_pic", "-select_streams", "v"}, in...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
@@ -332,11 +354,15 @@ func parseTiming(data []byte) (Timing, error) {
 			} `json:"disposition"`
 		} `json:"streams"`
 		Format struct {
-			StartTime string `json:"start_time"`
+			FormatName string `json:"format_name"`
+			StartTime  string `json:"start_time"`
 		} `json:"format"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Timing{}, fmt.Errorf("video: ffprobe timing output: %w", err)
+	}
+	if !SeekableFormat(p.Format.FormatName) {
+		return Timing{}, nil
 	}
 	for _, s := range p.Streams {
 		if s.Disposition.AttachedPic != 0 {
@@ -364,4 +390,18 @@ func startSeconds(s string) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// SeekableFormat reports whether a container (ffprobe's format_name) keeps
+// an index of its frames' timestamps, so that a seek by time lands on the
+// frame that decoding from the start would number so: MP4/MOV and
+// Matroska/WebM. Anything else (MPEG-TS and MPEG-PS, whose timestamps may
+// restart where two recordings were joined; AVI, whose index may be
+// missing; raw streams) is read from frame 0, discarding.
+func SeekableFormat(name string) bool {
+	switch name {
+	case "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm":
+		return true
+	}
+	return false
 }

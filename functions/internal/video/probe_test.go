@@ -32,12 +32,26 @@ func TestParseProbe(t *testing.T) {
 		"huge":            {`"width":1920`, `"width":100000`, ErrTooLarge},
 		"no size":         {`"width":1920`, `"width":0`, ErrNotVideo},
 		"still image":     {`"format_name":"mov,mp4,m4a,3gp,3g2,mj2"`, `"format_name":"png_pipe"`, ErrNotVideo},
-		"no video":        {`"codec_type":"video","width":1920`, `"codec_type":"audio","width":1920`, ErrNotVideo},
+		"no video":        {`"codec_type":"video","width":1920`, `"codec_type":"audio","width":1920`, ErrNoVideoStream},
+		"still jpeg":      {`"format_name":"mov,mp4,m4a,3gp,3g2,mj2"`, `"format_name":"jpeg_pipe"`, ErrStillImage},
+		"5000 fps":        {`"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001"`, `"r_frame_rate":"5000/1","avg_frame_rate":"5000/1"`, ErrFrameRate},
+		"0.0001 fps":      {`"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001"`, `"r_frame_rate":"1/10000","avg_frame_rate":"0/0"`, ErrFrameRate},
+		"no rate":         {`"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001"`, `"r_frame_rate":"0/0","avg_frame_rate":"0/0"`, ErrNotVideo},
+		"too many frames": {`"nb_frames":"1800","nb_read_packets":"1800"`, `"nb_read_packets":"10000001"`, ErrTooManyFrames},
 	} {
 		_, err := parseProbe([]byte(strings.Replace(sampleProbe, c.from, c.to, 1)))
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
+	}
+	_, err = parseProbe([]byte(strings.Replace(sampleProbe, `"width":1920`, `"width":8200`, 1)))
+	var large *TooLargeError
+	if !errors.As(err, &large) || *large != (TooLargeError{Width: 8200, Height: 1080}) || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("8200 wide: %v", err)
+	}
+	_, err = parseProbe([]byte(strings.Replace(sampleProbe, `"avg_frame_rate":"30000/1001"`, `"avg_frame_rate":"5000/1"`, 1)))
+	if err != nil {
+		t.Errorf("a 5000 fps average with a usable r_frame_rate: %v", err)
 	}
 	_, err = parseProbe([]byte(strings.Replace(sampleProbe, `"codec_name":"h264"`, `"codec_name":"<b>x</b>"`, 1)))
 	var uc *UnsupportedCodecError
@@ -80,7 +94,7 @@ func FuzzParseProbe(f *testing.F) {
 			return
 		}
 		if info.FrameCount <= 0 || info.FrameCount > MaxFrames || info.Width <= 0 || info.Height <= 0 ||
-			info.Width > MaxDimension || info.Height > MaxDimension || !(info.FrameRate > 0) ||
+			info.Width > MaxDimension || info.Height > MaxDimension || !(info.FrameRate >= MinFrameRate) ||
 			info.FrameRate > MaxFrameRate || info.Duration <= 0 || info.Codec == "" || safeName(info.Codec) != info.Codec ||
 			info.Rotation < 0 || info.Rotation >= 360 || info.SampleAspect[0] <= 0 || info.SampleAspect[1] <= 0 {
 			t.Fatalf("accepted an impossible video: %+v", info)

@@ -103,13 +103,17 @@ func TestParseTiming(t *testing.T) {
 		json string
 		want video.Timing
 	}{
-		"constant":              {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0.000000"}],"format":{"start_time":"0.000000"}}`, video.Timing{Rate: 25}},
-		"ntsc":                  {`{"streams":[{"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001","start_time":"0.100000"}],"format":{"start_time":"0.000000"}}`, video.Timing{Rate: 30000.0 / 1001, Offset: 0.1}},
-		"variable":              {`{"streams":[{"r_frame_rate":"30/1","avg_frame_rate":"2997/100","start_time":"0"}],"format":{"start_time":"0"}}`, video.Timing{}},
-		"no average":            {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"0/0","start_time":"0"}],"format":{"start_time":"0"}}`, video.Timing{}},
-		"no start":              {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"N/A"}],"format":{"start_time":"0"}}`, video.Timing{}},
-		"cover art first":       {`{"streams":[{"r_frame_rate":"90000/1","avg_frame_rate":"0/0","disposition":{"attached_pic":1}},{"r_frame_rate":"24/1","avg_frame_rate":"24/1","start_time":"0"}],"format":{"start_time":"0"}}`, video.Timing{Rate: 24}},
-		"video before the file": {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0"}],"format":{"start_time":"1"}}`, video.Timing{}},
+		"constant":              {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0.000000"}],"format":{"format_name":"matroska,webm","start_time":"0.000000"}}`, video.Timing{Rate: 25}},
+		"ntsc":                  {`{"streams":[{"r_frame_rate":"30000/1001","avg_frame_rate":"30000/1001","start_time":"0.100000"}],"format":{"format_name":"matroska,webm","start_time":"0.000000"}}`, video.Timing{Rate: 30000.0 / 1001, Offset: 0.1}},
+		"variable":              {`{"streams":[{"r_frame_rate":"30/1","avg_frame_rate":"2997/100","start_time":"0"}],"format":{"format_name":"matroska,webm","start_time":"0"}}`, video.Timing{}},
+		"no average":            {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"0/0","start_time":"0"}],"format":{"format_name":"matroska,webm","start_time":"0"}}`, video.Timing{}},
+		"no start":              {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"N/A"}],"format":{"format_name":"matroska,webm","start_time":"0"}}`, video.Timing{}},
+		"cover art first":       {`{"streams":[{"r_frame_rate":"90000/1","avg_frame_rate":"0/0","disposition":{"attached_pic":1}},{"r_frame_rate":"24/1","avg_frame_rate":"24/1","start_time":"0"}],"format":{"format_name":"matroska,webm","start_time":"0"}}`, video.Timing{Rate: 24}},
+		"mpegts (not indexed)":  {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"1.4"}],"format":{"format_name":"mpegts","start_time":"1.4"}}`, video.Timing{}},
+		"avi (not indexed)":     {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0"}],"format":{"format_name":"avi","start_time":"0"}}`, video.Timing{}},
+		"mp4":                   {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","start_time":"0"}}`, video.Timing{Rate: 25}},
+		"no format name":        {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0"}],"format":{"start_time":"0"}}`, video.Timing{}},
+		"video before the file": {`{"streams":[{"r_frame_rate":"25/1","avg_frame_rate":"25/1","start_time":"0"}],"format":{"format_name":"matroska,webm","start_time":"1"}}`, video.Timing{}},
 	} {
 		got, err := video.ParseTiming([]byte(c.json))
 		if err != nil || got != c.want {

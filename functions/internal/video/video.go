@@ -60,13 +60,46 @@ var (
 	ErrNoFrames         = errors.New("the video has no frames")
 	ErrTooLarge         = errors.New("the video's frames are too large")
 	ErrBadSource        = errors.New("the video source is not a local path or http(s) URL")
+	// ErrFrameRate: the declared frame rate is outside [MinFrameRate,
+	// MaxFrameRate] (a *FrameRateError names it).
+	ErrFrameRate = errors.New("the video's frame rate is out of range")
+	// ErrTooManyFrames: more than MaxFrames frames.
+	ErrTooManyFrames = errors.New("the video has too many frames")
+
+	// Kinds of ErrNotVideo (errors.Is(err, ErrNotVideo) holds for each),
+	// for a sentence that says which.
+	ErrEmpty         = fmt.Errorf("%w: the file is empty", ErrNotVideo)
+	ErrStillImage    = fmt.Errorf("%w: a still image", ErrNotVideo)
+	ErrNoVideoStream = fmt.Errorf("%w: no video stream", ErrNotVideo)
 )
+
+// TooLargeError names a frame size over MaxDimension; errors.Is(err,
+// ErrTooLarge) holds for it.
+type TooLargeError struct{ Width, Height int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("video: the frames are %dx%d, over %d a side", e.Width, e.Height, MaxDimension)
+}
+
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// FrameRateError names a declared frame rate out of range; errors.Is(err,
+// ErrFrameRate) holds for it.
+type FrameRateError struct{ Rate float64 }
+
+func (e *FrameRateError) Error() string {
+	return fmt.Sprintf("video: a frame rate of %g per second, outside %g-%d", e.Rate, MinFrameRate, MaxFrameRate)
+}
+
+func (e *FrameRateError) Is(target error) bool { return target == ErrFrameRate }
 
 // Limits on what Probe accepts.
 const (
 	MaxDimension = 8192 // pixels, each side
 	MaxFrames    = 10_000_000
 	MaxFrameRate = 1000
+	// MinFrameRate is one frame every 1,000 seconds (a slow time-lapse).
+	MinFrameRate = 0.001
 )
 
 // Environment variables naming the executables.

@@ -78,7 +78,8 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 	writes, ranges, from, copied := 0, 0, 0, 0
 	for {
 		ranges++
-		o := media.PrepareOptions{FromFrame: from, ExpectedFrames: info.FrameCount, FrameRate: info.FrameRate}
+		o := media.PrepareOptions{FromFrame: from, ExpectedFrames: info.FrameCount, FrameRate: info.FrameRate, Rotation: info.Rotation}
+		o.Width, o.Height = media.RenditionSize(info)
 		if from > 0 {
 			o.Timing = timing
 		}

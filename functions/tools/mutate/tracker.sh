@@ -32,7 +32,12 @@ PY
   cp "$orig" "$file"
 }
 mutant "sub-pixel" match.go 'px, py := peak(n[:], 3, 1, 1)' 'px, py := 0.0, 0.0' 
-mutant "sub-pixel refine off" tracker.go 'if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); ok' 'if x, y, ok := refine(im, tpl, r, best.x, best.y, &sc.g); false && ok'
+# Since issue 24's third session a tracked marker's sub-pixel position comes
+# from the frame-to-frame chain (chain.go); refine with the evolved template
+# is its fallback and the re-acquisition's.
+mutant "sub-pixel chain off" chain.go 'px, py, ok := refine(im, sc.prevT, m.r, x, y, &sc.g)' 'px, py, ok := x, y, false'
+mutant "gradual look change doubted" tracker.go '} else if zncc(sc.prevT, sc.patch) < gradualLikeness {' '} else if true {'
+mutant "key-frame drift correction off" chain.go 'if zncc(m.key, sc.patch) >= anchorLikeness {' 'if false {'
 # "re-acquire threshold" (threshold = p.MinConfidence while lost) is no longer
 # a mutant: since issue 24's second session a re-acquisition also needs the
 # key-frame likeness at ReacquireConfidence, which implies the key template
@@ -47,7 +52,7 @@ mutant "edge re-search" tracker.go 'if best.edge && best.score >= p.MinConfidenc
 mutant "lost velocity in saved state" state.go 'w([7]float64{m.x, m.y, m.vx, m.vy, m.conf, m.kx, m.ky})' 'w([7]float64{m.x, m.y, 0, 0, m.conf, m.kx, m.ky})'
 mutant "frames lost in saved state" state.go 'w([2]int32{int32(m.lostFor), int32(m.r)})' 'w([2]int32{0, int32(m.r)})'
 mutant "forward-backward check off" tracker.go 'if m.lostFor == 0 && !m.backCheck(sc, p) {' 'if false {'
-mutant "key-frame likeness off" tracker.go 'if key < p.KeyConfidence {' 'if key < 0 {'
+mutant "key-frame likeness off" tracker.go 'if key < p.KeyConfidence && m.abrupt {' 'if key < 0 && m.abrupt {'
 mutant "re-acquisition without key-frame likeness" tracker.go 'if m.lostFor > 0 && key < p.ReacquireConfidence {' 'if m.lostFor > 0 && key < p.KeyConfidence {'
 mutant "merge check off" tracker.go '	t.merged(pts)' '	_ = t.merged'
 mutant "jump not flagged" tracker.go 'best, doubt = again, DoubtJump' 'best = again'

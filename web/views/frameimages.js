@@ -8,14 +8,16 @@
 // A frame image never changes (a movie is ingested once), so it is fetched
 // through the browser's HTTP cache: the API's redirect is cached for minutes
 // and the image behind it is served as immutable. Decoded frames are kept as
-// ImageBitmaps (decoded off the main thread by createImageBitmap, so a step
-// onto a fetched frame only draws it), at most KEEP (a 1080p frame is 8 MB
-// decoded), least recently shown first out. Around the shown frame the next
+// ImageBitmaps (decoded off the main thread by createImageBitmap, at the
+// canvas's size when the canvas is smaller than the frame and not zoomed, so
+// a step onto a fetched frame only copies its pixels; the JPEG is kept to
+// decode it again at full size when zoomed), at most KEEP (a 1080p frame is
+// 8 MB decoded), least recently shown first out. Around the shown frame the next
 // AHEAD frames in the direction the viewer last stepped and the BEHIND ones
 // the other way are fetched ahead, at most PARALLEL at a time and at low
-// priority, nearest first; the ones behind wait until the shown frame's own
-// image is in (after a jump they would start a second decode on the server
-// and delay it). Moving elsewhere (a jump, another movie, leaving Analyze)
+// priority, nearest first, once the shown frame's own image is in; the ones
+// behind only after a step (not a jump: on the server they are a second
+// decode of the chunk up to there, ~0.5 CPU-s at 1080p). Moving elsewhere (a jump, another movie, leaving Analyze)
 // cancels the ones no longer near; a cancelled fetch is forgotten at once,
 // so asking for that frame again fetches it again.
 'use strict';
@@ -54,9 +56,11 @@ async function loadImage(n, prefetch) {
     const res = await api('GET', moviePath(state.movieId) + '/frames/' + n + '/image', {
       accept: 'image/*', raw: true, cache: 'default', signal: ctrl.signal, priority: prefetch ? 'low' : 'high',
     });
-    const bmp = await createImageBitmap(await res.blob());
+    const blob = await res.blob();
+    const fit = fitted();
+    const bmp = await (fit ? createImageBitmap(blob, { resizeWidth: fit.width, resizeHeight: fit.height, resizeQuality: 'low' }) : createImageBitmap(blob));
     if (!current()) { bmp.close(); return; }
-    images.set(key, bmp);
+    images.set(key, { bmp, blob, full: !fit });
     evict();
     if (imageKey(state.frame) === key) onLoaded();
     markReady();
@@ -100,7 +104,7 @@ function evict() {
   for (const [key, v] of images) {
     if (bitmaps <= KEEP) break;
     if (typeof v !== 'object' || keep.has(key)) continue;
-    v.close();
+    v.bmp.close();
     images.delete(key);
     bitmaps--;
   }
@@ -119,6 +123,7 @@ function markReady() {
 // no longer near.
 export function prefetchAround(n) {
   const m = state.movie;
+  const stepped = lastFrame >= 0 && Math.abs(n - lastFrame) <= 10; // a step (Shift: ten), not a jump
   if (lastFrame >= 0 && n !== lastFrame) direction = n < lastFrame ? -1 : 1;
   lastFrame = n;
   wanted = [];
@@ -127,7 +132,7 @@ export function prefetchAround(n) {
       const f = n + direction * i;
       if (f >= 0 && f < m.frameCount) wanted.push({ n: f, behind: false });
     }
-    for (let i = 1; i <= BEHIND; i++) {
+    for (let i = 1; i <= (stepped ? BEHIND : 0); i++) {
       const f = n - direction * i;
       if (f >= 0 && f < m.frameCount) wanted.push({ n: f, behind: true });
     }
@@ -141,10 +146,13 @@ export function prefetchAround(n) {
 function pump() {
   let running = 0;
   for (const f of inflight.values()) if (f.prefetch) running++;
-  const shownIn = typeof images.get(imageKey(state.frame)) === 'object';
+  // Until the shown frame's own image is in, nothing else is asked: on the
+  // server a prefetch that arrives before it would start a decode of its
+  // own (a run starts at the frame asked), several per jump.
+  if (typeof images.get(imageKey(state.frame)) !== 'object') return;
   for (const w of wanted) {
     if (running >= PARALLEL || noImages) return;
-    if (images.has(imageKey(w.n)) || (w.behind && !shownIn)) continue;
+    if (images.has(imageKey(w.n))) continue;
     running++;
     loadImage(w.n, true);
   }
@@ -154,7 +162,7 @@ function pump() {
 export function forMovie(id) {
   if (imagesFor === id) return;
   for (const key of [...inflight.keys()]) cancel(key);
-  for (const v of images.values()) if (typeof v === 'object') v.close();
+  for (const v of images.values()) if (typeof v === 'object') v.bmp.close();
   images.clear();
   wanted = [];
   lastFrame = -1;
@@ -163,15 +171,36 @@ export function forMovie(id) {
   imagesFor = id;
 }
 
+// fitted: the size to decode a frame at, when the canvas at its zoom has
+// fewer pixels than the frame (the canvas's own size: the decode scales it
+// off the main thread and a step draws it 1:1); null: the frame's own size.
+function fitted() {
+  const c = $('#player');
+  const v = state.movie && state.movie.video;
+  if (!v || !c.width || !c.height || state.view.zoom !== 1 || c.width >= v.width || c.height >= v.height) return null;
+  return { width: c.width, height: c.height };
+}
+
 // shownImage is the decoded image of frame n (most recently shown last), or
-// null after asking for it.
+// null after asking for it. An image decoded at the canvas's size that the
+// canvas now needs larger (a zoom, a wider window) is decoded again at the
+// frame's own size, and drawn again when done (it is frame n meanwhile).
 export function shownImage(n) {
   const key = imageKey(n);
   const img = images.get(key);
   if (img && typeof img === 'object') {
     images.delete(key);
     images.set(key, img);
-    return img;
+    const c = $('#player');
+    if (!img.full && !img.upgrading && (c.width * state.view.zoom > img.bmp.width || c.height * state.view.zoom > img.bmp.height)) {
+      img.upgrading = true;
+      createImageBitmap(img.blob).then((bmp) => {
+        if (images.get(key) !== img) { bmp.close(); return; }
+        images.set(key, { bmp, blob: img.blob, full: true }); // the scaled one is left to the collector: it may be on screen
+        if (imageKey(state.frame) === key) onLoaded();
+      }, () => { img.upgrading = false; });
+    }
+    return img.bmp;
   }
   loadImage(n, false);
   return null;

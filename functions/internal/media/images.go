@@ -45,8 +45,8 @@ const (
 	// runIdle: a run waiting this long for a request is stopped.
 	runIdle = 15 * time.Second
 	// maxWaitingRuns: runs kept waiting at once (each holds an ffmpeg with
-	// its decoder's frames).
-	maxWaitingRuns = 4
+	// its decoder's frames: ~140 MB of memory at 1080p).
+	maxWaitingRuns = 2
 )
 
 // chunkImages is a cached chunk: its frames' JPEGs as far as made.

@@ -16,11 +16,12 @@ import (
 
 // prepareCopy is Prepare's remux (o.Copy set): the range's chunks are
 // remuxed, proven and stored a window at a time. A window is one ffmpeg
-// remux of at most copyBatch chunks (a seek to the window's first keyframe,
-// then exactly its packets: -frames:v), then one proof of them
-// (verifyChunks), then their stores, each chunk's file removed once
-// stored; the next window is remuxed only after that. So at most copyBatch
-// chunks are ever in dir, whatever the movie's length: the remux, far
+// remux of at most copyBatch chunks and copyWindowBytes (a seek to the
+// window's first keyframe, then exactly its packets: -frames:v), then one
+// proof of them (verifyChunks), then their stores, each chunk's file
+// removed once stored; the next window is remuxed only after that. So at
+// most copyBatch chunks and copyWindowBytes of packets (or one chunk, if
+// larger) are ever in dir, whatever the movie's length: the remux, far
 // faster than the proof, cannot run ahead of it (before, one remux for the
 // whole range, paused only between proofs, copied the rest of the movie
 // into dir), and no frame is remuxed that the range does not store. The
@@ -74,6 +75,7 @@ func prepareCopy(ctx context.Context, src string, o PrepareOptions, dir string, 
 			}
 			batch = max(1, min(batch, fit))
 		}
+		batch = p.window(k, batch)
 		began := time.Now()
 		proven, rejected := 0, error(nil)
 		err := remuxWindow(runCtx, bin, in, p, dir, k, batch)
@@ -113,6 +115,27 @@ func prepareCopy(ctx context.Context, src string, o PrepareOptions, dir string, 
 	}
 	res.Done = true
 	return res, nil
+}
+
+// copyWindowBytes bounds a window's packets: a high-rate upload (100
+// Mbit/s: 25 MB per 2-second chunk) keeps well inside Lambda's default
+// 512 MB /tmp.
+const copyWindowBytes = 128 << 20
+
+// window is how many chunks from chunk k the next window holds: at most
+// most, their packets within copyWindowBytes (the plan knows their sizes),
+// and at least one.
+func (p *CopyPlan) window(k, most int) int {
+	var size int64
+	for i := range most {
+		for _, s := range p.chunkSums(k + i) {
+			size += int64(s.size)
+		}
+		if size > copyWindowBytes {
+			return max(i, 1)
+		}
+	}
+	return max(most, 1)
 }
 
 // remuxWindow remuxes chunks k, ..., k+count-1 of plan p into dir (named

@@ -134,7 +134,7 @@ func TestIngestOfOddButGoodFiles(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.mkv")
 	if err := videotest.Encode(t.Context(), src, videotest.Options{Width: 96, Height: 64, FrameRate: 25, Frames: 30, Codec: videotest.FFV1},
-		func(i int, gray []byte) { indexed(96, 64, i, gray) }); err != nil {
+		func(i int, gray []byte) { videotest.DrawIndex(96, 64, i, gray) }); err != nil {
 		t.Fatal(err)
 	}
 	h264 := filepath.Join(dir, "h.mp4")
@@ -181,8 +181,8 @@ func TestIngestOfOddButGoodFiles(t *testing.T) {
 				if f.Index != next {
 					t.Fatalf("frame %d read as %d", next, f.Index)
 				}
-				if c.width > c.height && indexOf(f.Gray, f.Width) != f.Index {
-					t.Fatalf("frame %d shows frame %d", f.Index, indexOf(f.Gray, f.Width))
+				if c.width > c.height && videotest.IndexOf(f.Gray, f.Width) != f.Index {
+					t.Fatalf("frame %d shows frame %d", f.Index, videotest.IndexOf(f.Gray, f.Width))
 				}
 				// Nearest to the upload's own frame k as ffmpeg shows it.
 				own := videotest.PSNR(f.Gray, shown[f.Index])

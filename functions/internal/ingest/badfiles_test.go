@@ -126,29 +126,46 @@ func TestIngestOfBadFilesSaysWhatIsWrong(t *testing.T) {
 }
 
 // Files that look odd but are videos become ready, every frame in place
-// (frame k shows k): a phone clip's rotation (upright, its sides swapped),
-// a variable frame rate (frames numbered by decode order on a constant
-// timeline), a slow time-lapse declared at 0.001 frames per second.
+// (frame k shows k, in what the tracer reads and in the image the page is
+// served): a phone clip's rotation (upright, its sides swapped), a
+// variable frame rate (frames numbered by decode order on a constant
+// timeline), a slow time-lapse declared at 0.001 frames per second, and
+// the older and newer codecs of videotest.Foreigns (msmpeg4v3, mpeg4 part
+// 2, cinepak, h264, hevc, vp9), their codec recorded.
 func TestIngestOfOddButGoodFiles(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.mkv")
 	if err := videotest.Encode(t.Context(), src, videotest.Options{Width: 96, Height: 64, FrameRate: 25, Frames: 30, Codec: videotest.FFV1},
-		func(i int, gray []byte) { indexed(96, 64, i, gray) }); err != nil {
+		func(i int, gray []byte) { videotest.DrawIndex(96, 64, i, gray) }); err != nil {
 		t.Fatal(err)
 	}
 	h264 := filepath.Join(dir, "h.mp4")
 	ff(t, "-i", src, "-c:v", "libx264", "-pix_fmt", "yuv420p", h264)
-	for _, c := range []struct {
+	type odd struct {
 		name          string
 		file          []byte
 		width, height int
 		rate          float64
-	}{
-		{"rotated 90", ff(t, "-i", h264, "-c", "copy", "-metadata:s:v:0", "rotate=90", filepath.Join(dir, "rot.mp4")), 64, 96, 25},
-		{"variable rate", ff(t, "-i", src, "-vf", "setpts='(N*(N+1)/2)/(25*TB)'", "-vsync", "passthrough", "-c:v", "ffv1", filepath.Join(dir, "vfr.mkv")), 96, 64, 0},
-		{"0.001 fps", ff(t, "-i", src, "-vf", "setpts=N*1000/TB", "-r", "1/1000", "-vsync", "passthrough", "-c:v", "libx264", "-pix_fmt", "yuv420p", filepath.Join(dir, "slow.mp4")), 96, 64, 0.001},
-	} {
+		codec         string // when not "", what the movie's video records
+	}
+	cases := []odd{
+		{"rotated 90", ff(t, "-i", h264, "-c", "copy", "-metadata:s:v:0", "rotate=90", filepath.Join(dir, "rot.mp4")), 64, 96, 25, ""},
+		{"variable rate", ff(t, "-i", src, "-vf", "setpts='(N*(N+1)/2)/(25*TB)'", "-vsync", "passthrough", "-c:v", "ffv1", filepath.Join(dir, "vfr.mkv")), 96, 64, 0, ""},
+		{"0.001 fps", ff(t, "-i", src, "-vf", "setpts=N*1000/TB", "-r", "1/1000", "-vsync", "passthrough", "-c:v", "libx264", "-pix_fmt", "yuv420p", filepath.Join(dir, "slow.mp4")), 96, 64, 0.001, ""},
+	}
+	for _, f := range videotest.Foreigns {
+		path, err := videotest.Transcode(t.Context(), src, dir, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, odd{f.Codec + f.Ext, data, 96, 64, 25, f.Codec})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			id := safeID(c.name)
 			e.upload(id, c.file)
@@ -157,9 +174,10 @@ func TestIngestOfOddButGoodFiles(t *testing.T) {
 			}
 			m := e.get(id)
 			if m.Status != domain.StatusReady || m.FrameCount != 30 || m.Video.Width != c.width || m.Video.Height != c.height ||
-				(c.rate != 0 && m.FrameRate != c.rate) {
+				(c.rate != 0 && m.FrameRate != c.rate) || (c.codec != "" && m.Video.Codec != c.codec) {
 				t.Fatalf("%s %q: %d frames at %g fps, video %+v", m.Status, m.IngestFailure, m.FrameCount, m.FrameRate, m.Video)
 			}
+			t.Logf("rendition %q, chunks of %d", m.Video.Rendition, m.Video.ChunkFrames)
 			p, err := media.NewProvider(media.ProviderOptions{Objects: e.files})
 			if err != nil {
 				t.Fatal(err)
@@ -181,8 +199,8 @@ func TestIngestOfOddButGoodFiles(t *testing.T) {
 				if f.Index != next {
 					t.Fatalf("frame %d read as %d", next, f.Index)
 				}
-				if c.width > c.height && indexOf(f.Gray, f.Width) != f.Index {
-					t.Fatalf("frame %d shows frame %d", f.Index, indexOf(f.Gray, f.Width))
+				if c.width > c.height && videotest.IndexOf(f.Gray, f.Width) != f.Index {
+					t.Fatalf("frame %d shows frame %d", f.Index, videotest.IndexOf(f.Gray, f.Width))
 				}
 				// Nearest to the upload's own frame k as ffmpeg shows it.
 				own := videotest.PSNR(f.Gray, shown[f.Index])
@@ -199,6 +217,20 @@ func TestIngestOfOddButGoodFiles(t *testing.T) {
 			})
 			if err != nil || next != 30 {
 				t.Fatalf("read %d of 30 frames: %v", next, err)
+			}
+			// The page's image of frame k (GET .../frames/{k}/image) shows k.
+			for k := range 30 {
+				jpg, err := p.Image(t.Context(), m, k)
+				if err != nil {
+					t.Fatalf("image of frame %d: %v", k, err)
+				}
+				luma, width, height, err := videotest.JPEGLuma(jpg)
+				if err != nil || width != c.width || height != c.height {
+					t.Fatalf("image of frame %d: %dx%d %v", k, width, height, err)
+				}
+				if got := videotest.IndexOf(luma, width); c.width > c.height && got != k {
+					t.Fatalf("the image of frame %d shows frame %d", k, got)
+				}
 			}
 		})
 	}

@@ -2,7 +2,7 @@ package ingest_test
 
 import (
 	"bytes"
-	"image"
+	"image/color"
 	"image/jpeg"
 	"log/slog"
 	"net/http"
@@ -240,17 +240,9 @@ func TestIngestMakesAnUploadReadyWithExactFrames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := jpeg.Decode(bytes.NewReader(jpg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ycc, ok := img.(*image.YCbCr)
-		if !ok || ycc.Rect.Dx() != 96 || ycc.Rect.Dy() != 64 {
-			t.Fatalf("frame %d: %T %v", n, img, img.Bounds())
-		}
-		luma := make([]byte, 0, 96*64)
-		for y := range 64 {
-			luma = append(luma, ycc.Y[y*ycc.YStride:y*ycc.YStride+96]...)
+		luma, width, height, err := videotest.JPEGLuma(jpg)
+		if cfg, cerr := jpeg.DecodeConfig(bytes.NewReader(jpg)); err != nil || cerr != nil || cfg.ColorModel != color.YCbCrModel || width != 96 || height != 64 {
+			t.Fatalf("frame %d: a %dx%d image: %v %v", n, width, height, err, cerr)
 		}
 		if d := videotest.PSNR(luma, traced[n]); d < 40 {
 			t.Fatalf("frame %d: the page's image is %.1f dB from the tracer's frame", n, d)

@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,43 +13,11 @@ import (
 	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
-// indexed fills a frame of any size with its index i, written in the means
-// of its halves (left 20 + 8*(i%28), right 20 + 8*(i/28), a texture of
-// +-6): a frame scaled to another size still shows its index.
-func indexed(width, height, i int, gray []byte) {
-	l, r := 20+8*(i%28), 20+8*(i/28)
-	for y := range height {
-		for x := range width {
-			v := l
-			if x >= width/2 {
-				v = r
-			}
-			gray[y*width+x] = byte(v + (x*5+y*3)%13 - 6)
-		}
-	}
-}
-
-// indexOf reads the index indexed wrote into gray (width wide).
-func indexOf(gray []byte, width int) int {
-	var sum, n [2]int
-	for p, v := range gray {
-		half := 0
-		if p%width >= width/2 {
-			half = 1
-		}
-		sum[half] += int(v)
-		n[half]++
-	}
-	l := (float64(sum[0])/float64(n[0]) - 20) / 8
-	r := (float64(sum[1])/float64(n[1]) - 20) / 8
-	return int(math.Round(r))*28 + int(math.Round(l))
-}
-
-// part writes H.264 frames from..from+n-1 (indexed) at a size to path.
+// part writes H.264 frames from..from+n-1 (videotest.DrawIndex) at a size to path.
 func part(t *testing.T, path string, width, height, from, n int, x264 ...string) {
 	t.Helper()
 	err := videotest.Encode(t.Context(), path, videotest.Options{Width: width, Height: height, FrameRate: 10, Frames: n,
-		Codec: videotest.H264, Extra: x264}, func(i int, gray []byte) { indexed(width, height, from+i, gray) })
+		Codec: videotest.H264, Extra: x264}, func(i int, gray []byte) { videotest.DrawIndex(width, height, from+i, gray) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +105,7 @@ func TestIngestOfAStreamWhoseResolutionChanges(t *testing.T) {
 				if f.Index != next || f.Width != 96 || f.Height != 64 {
 					t.Fatalf("frame %d (%dx%d) read where %d was expected", f.Index, f.Width, f.Height, next)
 				}
-				if got := indexOf(f.Gray, f.Width); got != f.Index {
+				if got := videotest.IndexOf(f.Gray, f.Width); got != f.Index {
 					t.Fatalf("frame %d shows frame %d", f.Index, got)
 				}
 				next++

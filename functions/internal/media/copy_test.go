@@ -17,7 +17,7 @@ import (
 	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
-// h264 encodes src (the pattern) as H.264 with extra x264 arguments.
+// h264 encodes src (indexed) as H.264 with extra x264 arguments.
 func h264(t *testing.T, src, name string, args ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name)
@@ -121,8 +121,8 @@ func TestRemuxFrameKIsFrameK(t *testing.T) {
 			t.Fatalf("%v: %d frames read, the upload has %d", ranges, len(gray), len(want))
 		}
 		for k := range gray {
-			if idx[k] != k || !bytes.Equal(gray[k], want[k]) || identify(gray[k], w) != k {
-				t.Fatalf("%v: frame %d (index %d, shows %d) is not the upload's frame %d", ranges, k, idx[k], identify(gray[k], w), k)
+			if idx[k] != k || !bytes.Equal(gray[k], want[k]) || videotest.IndexOf(gray[k], w) != k {
+				t.Fatalf("%v: frame %d (index %d, shows %d) is not the upload's frame %d", ranges, k, idx[k], videotest.IndexOf(gray[k], w), k)
 			}
 		}
 		for _, n := range []int{0, 29, 30, 61, 99} {

@@ -1,10 +1,8 @@
 package media_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"image/jpeg"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,23 +15,16 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/functions/internal/media"
+	"github.com/movietrace/tracinglocks/functions/testkit/videotest"
 )
 
 // jpegFrame returns the frame index a JPEG of the provider shows.
 func jpegFrame(jpg []byte) (int, error) {
-	img, err := jpeg.Decode(bytes.NewReader(jpg))
+	luma, width, _, err := videotest.JPEGLuma(jpg)
 	if err != nil {
 		return 0, err
 	}
-	b := img.Bounds()
-	gray := make([]byte, 0, b.Dx()*b.Dy())
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bb, _ := img.At(x, y).RGBA()
-			gray = append(gray, byte((0.299*float64(r)+0.587*float64(g)+0.114*float64(bb))/257+0.5))
-		}
-	}
-	return identify(gray, b.Dx()), nil
+	return videotest.IndexOf(luma, width), nil
 }
 
 // TestImagesInAnyOrder: the image of frame n shows frame n whatever the

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image/jpeg"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,42 +22,9 @@ import (
 
 const w, h = 96, 64
 
-// Frame i shows its index in two halves: the left half's brightness is
-// 20 + 8*(i%28), the right half's 20 + 8*(i/28), each with a texture of
-// +-6, so a frame is recognised by its halves' means even after lossy
-// encodings (neighbours differ by 8 levels).
-func levels(i int) (left, right int) { return 20 + 8*(i%28), 20 + 8*(i/28) }
-
-func pattern(i int, gray []byte) {
-	l, r := levels(i)
-	for y := range h {
-		for x := range w {
-			v := l
-			if x >= w/2 {
-				v = r
-			}
-			gray[y*w+x] = byte(v + (x*5+y*3)%13 - 6)
-		}
-	}
-}
-
-// identify returns the frame index gray shows (see pattern), from the
-// means of its halves; width is gray's row length.
-func identify(gray []byte, width int) int {
-	var sum [2]int
-	var n [2]int
-	for p, v := range gray {
-		half := 0
-		if p%width >= width/2 {
-			half = 1
-		}
-		sum[half] += int(v)
-		n[half]++
-	}
-	l := (float64(sum[0])/float64(n[0]) - 20) / 8
-	r := (float64(sum[1])/float64(n[1]) - 20) / 8
-	return int(math.Round(r))*28 + int(math.Round(l))
-}
+// indexed draws frame i of a w x h source: its index, read back by
+// videotest.IndexOf even after lossy encodings.
+func indexed(i int, gray []byte) { videotest.DrawIndex(w, h, i, gray) }
 
 // objects is an in-memory bucket.
 type objects struct {
@@ -101,7 +66,7 @@ func (o *objects) store(movieID string) func(context.Context, media.Chunk) error
 func source(t *testing.T, frames int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "src.mkv")
-	if err := videotest.Encode(context.Background(), path, videotest.Options{Width: w, Height: h, FrameRate: 25, Frames: frames, Codec: videotest.FFV1}, pattern); err != nil {
+	if err := videotest.Encode(context.Background(), path, videotest.Options{Width: w, Height: h, FrameRate: 25, Frames: frames, Codec: videotest.FFV1}, indexed); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -203,7 +168,7 @@ func TestFrameKIsFrameK(t *testing.T) {
 				if want >= len(idx) || idx[want] != i {
 					t.Fatalf("%s %+v: indexes %v", m.ID, o, idx)
 				}
-				if got := identify(frames[want], m.Video.Width); got != i {
+				if got := videotest.IndexOf(frames[want], m.Video.Width); got != i {
 					t.Fatalf("%s %+v: frame %d shows frame %d", m.ID, o, i, got)
 				}
 				want++
@@ -231,32 +196,14 @@ func TestFrameKIsFrameK(t *testing.T) {
 	}
 }
 
+// lumaPSNR is the PSNR of a served JPEG's luma against a gray frame.
 func lumaPSNR(t *testing.T, jpg, gray []byte) float64 {
 	t.Helper()
-	img, err := jpeg.Decode(bytes.NewReader(jpg))
-	if err != nil {
-		t.Fatal(err)
+	luma, _, _, err := videotest.JPEGLuma(jpg)
+	if err != nil || len(luma) != len(gray) {
+		t.Fatalf("image of %d pixels, gray of %d: %v", len(luma), len(gray), err)
 	}
-	b := img.Bounds()
-	if b.Dx()*b.Dy() != len(gray) {
-		t.Fatalf("image %v, gray of %d", b, len(gray))
-	}
-	var se float64
-	i := 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bb, _ := img.At(x, y).RGBA()
-			yy := (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bb)) / 257
-			d := yy - float64(gray[i])
-			se += d * d
-			i++
-		}
-	}
-	mse := se / float64(len(gray))
-	if mse == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/mse)
+	return videotest.PSNR(luma, gray)
 }
 
 // TestCodecsBecomeRenditions: old and new codecs ffmpeg decodes are
@@ -264,21 +211,12 @@ func lumaPSNR(t *testing.T, jpg, gray []byte) float64 {
 func TestCodecsBecomeRenditions(t *testing.T) {
 	src := source(t, 40)
 	dir := t.TempDir()
-	for _, c := range []struct{ name, file string }{
-		{"msmpeg4v3", "a.avi"}, {"mpeg4", "b.avi"}, {"cinepak", "c.avi"}, {"libx264", "d.mp4"}, {"libx265", "e.mp4"}, {"libvpx-vp9", "f.webm"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(dir, c.file)
-			args := []string{"-i", src, "-c:v", c.name, "-pix_fmt", "yuv420p"}
-			switch c.name {
-			case "libx265":
-				args = append(args, "-x265-params", "log-level=error")
-			case "mpeg4", "msmpeg4v3":
-				args = append(args, "-q:v", "3")
-			case "libvpx-vp9":
-				args = append(args, "-b:v", "0", "-crf", "30", "-deadline", "realtime")
+	for _, f := range videotest.Foreigns {
+		t.Run(f.Codec, func(t *testing.T) {
+			path, err := videotest.Transcode(t.Context(), src, dir, f)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ffmpeg(t, append(args, path)...)
 			objs := newObjects()
 			m := prepare(t, path, objs, "m", 16)
 			if m.FrameCount != 40 {
@@ -287,7 +225,7 @@ func TestCodecsBecomeRenditions(t *testing.T) {
 			p, _ := media.NewProvider(media.ProviderOptions{Objects: objs})
 			idx, frames := readAll(t, p, m, video.ReadOptions{})
 			for i := range idx {
-				if got := identify(frames[i], m.Video.Width); got != idx[i] {
+				if got := videotest.IndexOf(frames[i], m.Video.Width); got != idx[i] {
 					t.Fatalf("frame %d shows frame %d", idx[i], got)
 				}
 			}
@@ -338,7 +276,7 @@ func TestVariableFrameRate(t *testing.T) {
 	p, _ := media.NewProvider(media.ProviderOptions{Objects: objs})
 	idx, frames := readAll(t, p, m, video.ReadOptions{Start: 3})
 	for i := range idx {
-		if got := identify(frames[i], m.Video.Width); got != idx[i] {
+		if got := videotest.IndexOf(frames[i], m.Video.Width); got != idx[i] {
 			t.Fatalf("frame %d shows frame %d", idx[i], got)
 		}
 	}

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"os/exec"
 	"strconv"
-
-	"github.com/movietrace/tracinglocks/functions/envvar"
 )
 
 // Codec is how Encode compresses the frames.
@@ -41,10 +38,6 @@ type Options struct {
 // Encode writes opts.Frames frames to path; frame(i, gray) fills the
 // Width*Height 8-bit luma of frame i (row-major) into gray, which is reused.
 func Encode(ctx context.Context, path string, opts Options, frame func(i int, gray []byte)) error {
-	bin := os.Getenv(envvar.FFmpeg)
-	if bin == "" {
-		bin = "ffmpeg"
-	}
 	args := []string{"-nostdin", "-hide_banner", "-v", "error", "-y",
 		"-f", "rawvideo", "-pix_fmt", "gray", "-s", strconv.Itoa(opts.Width) + "x" + strconv.Itoa(opts.Height),
 		"-r", strconv.Itoa(max(opts.FrameRate, 1)), "-i", "pipe:0"}
@@ -60,7 +53,7 @@ func Encode(ctx context.Context, path string, opts Options, frame func(i int, gr
 	}
 	args = append(args, opts.Extra...)
 	args = append(args, path)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, ffmpegBin(), args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err

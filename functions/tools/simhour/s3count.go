@@ -8,7 +8,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 )
 
 // s3Counter sits between the local stack and the S3 emulator (the stack's
@@ -18,8 +17,7 @@ import (
 // response bodies, as they are copied to the reader) and written to
 // frames/.
 type s3Counter struct {
-	mu  sync.Mutex
-	cur s3Counts
+	window[s3Counts]
 	URL string
 	srv *http.Server
 }
@@ -94,15 +92,6 @@ func startS3Counter(target string) (*s3Counter, error) {
 	c.srv = &http.Server{Handler: proxy}
 	go func() { _ = c.srv.Serve(ln) }()
 	return c, nil
-}
-
-// take returns the counts since the last take and starts again.
-func (c *s3Counter) take() s3Counts {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.cur
-	c.cur = s3Counts{}
-	return n
 }
 
 func (c *s3Counter) close() error { return c.srv.Close() }

@@ -80,8 +80,7 @@ type peaks struct {
 
 type sampler struct {
 	tmp string
-	mu  sync.Mutex
-	cur peaks
+	window[peaks]
 }
 
 func (s *sampler) run(stop <-chan struct{}, every time.Duration) {
@@ -147,15 +146,6 @@ func (s *sampler) sample() {
 	c.tmpBytes = max(c.tmpBytes, tmp)
 }
 
-// take returns the peaks since the last take and starts again.
-func (s *sampler) take() peaks {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.cur
-	s.cur = peaks{}
-	return p
-}
-
 // dirBytes sums the sizes of the files under dir (files vanish while it
 // walks: they are skipped).
 func dirBytes(dir string) int64 {
@@ -172,4 +162,21 @@ func dirBytes(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// window holds what was counted or sampled since the last take, under its
+// mutex: the s3Counter's counts and the sampler's peaks.
+type window[T any] struct {
+	mu  sync.Mutex
+	cur T
+}
+
+// take returns what was gathered since the last take and starts again.
+func (w *window[T]) take() T {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v := w.cur
+	var zero T
+	w.cur = zero
+	return v
 }

@@ -5,57 +5,60 @@ import (
 	"testing"
 )
 
-func TestProcStatus(t *testing.T) {
-	tests := []struct {
-		name      string
-		in        string
-		hwm, rss  int64
-		wantFound bool
-	}{
-		{"a live process", "Name:\tffmpeg\nVmPeak:\t  900 kB\nVmHWM:\t  123456 kB\nVmRSS:\t  100000 kB\nThreads:\t3\n", 123456, 100000, true},
-		{"a zombie has no Vm lines", "Name:\tffmpeg\nState:\tZ (zombie)\n", 0, 0, false},
-		{"empty", "", 0, 0, false},
-		{"garbage", "\x00\xff:::\nVmRSS:\n:VmHWM\n", 0, 0, false},
-		{"not kB", "VmRSS:\t12 MB\n", 0, 0, false},
-		{"negative", "VmRSS:\t-12 kB\n", 0, 0, false},
-		{"overflow", "VmRSS:\t99999999999999999999999 kB\n", 0, 0, false},
-		{"no newline at the end", "VmRSS:\t7 kB", 0, 7, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			hwm, rss, ok := procStatus([]byte(tt.in))
-			if hwm != tt.hwm || rss != tt.rss || ok != tt.wantFound {
-				t.Errorf("procStatus = %d %d %v, want %d %d %v", hwm, rss, ok, tt.hwm, tt.rss, tt.wantFound)
+// parserCase is a /proc text and what a parser of it must return.
+type parserCase[R comparable] struct {
+	name, in string
+	want     R
+}
+
+// checkParser runs parse on each case's text.
+func checkParser[R comparable](t *testing.T, parse func([]byte) R, cases []parserCase[R]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := parse([]byte(c.in)); got != c.want {
+				t.Errorf("%q: got %+v, want %+v", c.in, got, c.want)
 			}
 		})
 	}
 }
 
+type statusOut struct {
+	hwm, rss int64
+	found    bool
+}
+
+type parentOut struct {
+	comm string
+	ppid int
+	ok   bool
+}
+
+func TestProcStatus(t *testing.T) {
+	checkParser(t, func(b []byte) statusOut { h, r, ok := procStatus(b); return statusOut{h, r, ok} }, []parserCase[statusOut]{
+		{"a live process", "Name:\tffmpeg\nVmPeak:\t  900 kB\nVmHWM:\t  123456 kB\nVmRSS:\t  100000 kB\nThreads:\t3\n", statusOut{123456, 100000, true}},
+		{"a zombie has no Vm lines", "Name:\tffmpeg\nState:\tZ (zombie)\n", statusOut{}},
+		{"empty", "", statusOut{}},
+		{"garbage", "\x00\xff:::\nVmRSS:\n:VmHWM\n", statusOut{}},
+		{"not kB", "VmRSS:\t12 MB\n", statusOut{}},
+		{"negative", "VmRSS:\t-12 kB\n", statusOut{}},
+		{"overflow", "VmRSS:\t99999999999999999999999 kB\n", statusOut{}},
+		{"no newline at the end", "VmRSS:\t7 kB", statusOut{0, 7, true}},
+	})
+}
+
 func TestProcParent(t *testing.T) {
-	tests := []struct {
-		name, in string
-		comm     string
-		ppid     int
-		ok       bool
-	}{
-		{"ffmpeg", "4242 (ffmpeg) S 4000 4242 4000 0 -1", "ffmpeg", 4000, true},
-		{"a name with spaces and parentheses", "17 (a (b) c) R 1 17 17", "a (b) c", 1, true},
-		{"empty", "", "", 0, false},
-		{"no closing parenthesis", "17 (ffmpeg S 1", "", 0, false},
-		{"closing before opening", "17 )x( S 1", "", 0, false},
-		{"no ppid", "17 (x) S", "", 0, false},
-		{"ppid not a number", "17 (x) S q", "", 0, false},
-		{"negative ppid", "17 (x) S -3", "", 0, false},
-		{"garbage", "\xff\x00(\x01)\x02 \x03 \x04", "", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			comm, ppid, ok := procParent([]byte(tt.in))
-			if comm != tt.comm || ppid != tt.ppid || ok != tt.ok {
-				t.Errorf("procParent = %q %d %v, want %q %d %v", comm, ppid, ok, tt.comm, tt.ppid, tt.ok)
-			}
-		})
-	}
+	checkParser(t, func(b []byte) parentOut { c, p, ok := procParent(b); return parentOut{c, p, ok} }, []parserCase[parentOut]{
+		{"ffmpeg", "4242 (ffmpeg) S 4000 4242 4000 0 -1", parentOut{"ffmpeg", 4000, true}},
+		{"a name with spaces and parentheses", "17 (a (b) c) R 1 17 17", parentOut{"a (b) c", 1, true}},
+		{"empty", "", parentOut{}},
+		{"no closing parenthesis", "17 (ffmpeg S 1", parentOut{}},
+		{"closing before opening", "17 )x( S 1", parentOut{}},
+		{"no ppid", "17 (x) S", parentOut{}},
+		{"ppid not a number", "17 (x) S q", parentOut{}},
+		{"negative ppid", "17 (x) S -3", parentOut{}},
+		{"garbage", "\xff\x00(\x01)\x02 \x03 \x04", parentOut{}},
+	})
 }
 
 // The sampler finds this test's own status (a child would be found the

@@ -16,9 +16,9 @@ import (
 
 // Plan is how a movie's rendition is made: a remux of the upload's own
 // packets (Copy set, chunks of Copy.GOP frames) or an encoding (chunks of
-// ChunkFrames frames). It is decided again, identically, by every range
-// (PlanRendition reads only the upload), so nothing about it is stored
-// until the movie is ready.
+// ChunkFrames frames). It is decided once, by the first range of the
+// ingest (PlanRendition reads only the upload, so deciding again gives the
+// same plan), and recorded for the later ranges (Decision, decision.go).
 type Plan struct {
 	Copy        *CopyPlan
 	ChunkFrames int

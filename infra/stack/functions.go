@@ -16,6 +16,23 @@ import (
 	"github.com/movietrace/tracinglocks/schema"
 )
 
+// MovieMaxBytes is MOVIE_MAX_BYTES, the largest movie file POST /movies
+// accepts: 16 GiB (an hour of 1080p30 at 8 Mbit/s is 3.64 GB; at 35
+// Mbit/s, 16 GB). What bounds it:
+//   - the upload: the page sends parts of MOVIE_PART_BYTES (16 MiB default,
+//     S3 takes 10,000: up to 156 GiB); a client that does not ask for parts
+//     is refused at create above 5 GiB, S3's largest single PUT
+//     (httpapi.MaxPutBytes);
+//   - the ingest's /tmp does not: it streams the upload over ranged GETs and
+//     holds at most 16 chunks (128 MiB of a remux) at once (package media);
+//   - the 900 s of one invocation does: the first range reads the whole
+//     upload about 2.1 times (probe and plan, measured by make sim-hour)
+//     before it prepares a frame, and must finish a chunk by its hard
+//     deadline (a minute before the timeout). At an assumed 75 MB/s from S3
+//     (not measured), 16 GiB is 17.2 GB x 2.1 / 75 MB/s = 480 s, 360 s to
+//     spare; 32 GiB would not fit. Later ranges read only the decision.
+const MovieMaxBytes = 16 << 30
+
 // addFunctions creates the api, streamprocessor and worker functions, each
 // with its own log group and role, and grants each role only what that
 // function uses.
@@ -25,6 +42,8 @@ func (s *Stack) addFunctions() {
 			envvar.MoviesTable: s.Movies.TableName(),
 			envvar.FramesTable: s.Frames.TableName(),
 			envvar.AuditTable:  s.Audit.TableName(),
+			// The largest movie file (MovieMaxBytes).
+			envvar.MaxUploadBytes: jsii.String(strconv.FormatInt(MovieMaxBytes, 10)),
 		})
 	if s.cfg.CORSOrigin != "" {
 		s.Functions[API].AddEnvironment(jsii.String(envvar.CORSOrigin), jsii.String(s.cfg.CORSOrigin), nil)

@@ -136,8 +136,9 @@ func (s *Stack) addMovieStorage() {
 	checkpoints := s.MoviesBucket.ArnForObjects(jsii.String(TrackerPrefix + "*"))
 	allow(ingestRole, "MoviesIngest", []*string{s.Movies.TableArn()}, "dynamodb:GetItem", "dynamodb:UpdateItem")
 	allow(ingestRole, "ReadUploads", []*string{uploads}, "s3:GetObject", "s3:DeleteObject", "s3:DeleteObjectTagging")
-	// It writes the chunks, and reads the last one back when the range that
-	// ends the movie stored none (the rendition's size).
+	// It writes the chunks and its decision record (media.DecisionKey),
+	// reads the record in later ranges, and reads the last chunk back when
+	// the range that ends the movie stored none (the rendition's size).
 	allow(ingestRole, "WriteFrames", []*string{frames}, "s3:PutObject", "s3:DeleteObject", "s3:GetObject")
 	allow(ingestRole, "ContinueIngest", []*string{s.UploadQueue.QueueArn()}, "sqs:SendMessage")
 	allow(ingestRole, "ListMovieObjects", []*string{s.MoviesBucket.BucketArn()}, "s3:ListBucket")

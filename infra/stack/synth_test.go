@@ -383,7 +383,7 @@ func TestTraceQueue(t *testing.T) {
 // --- functions --------------------------------------------------------------
 
 var wantEnv = map[string][]string{
-	API:             {envvar.AuditTable, envvar.CORSOrigin, envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable},
+	API:             {envvar.AuditTable, envvar.CORSOrigin, envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.MaxUploadBytes},
 	StreamProcessor: {envvar.AuditTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.PoisonQueueURL, envvar.TraceQueueURL},
 	Worker:          {envvar.FFmpeg, envvar.FFprobe, envvar.FramesTable, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.TraceQueueURL},
 	Ingest:          {envvar.FFmpeg, envvar.FFprobe, envvar.LeaseSeconds, envvar.LogLevel, envvar.MoviesBucket, envvar.MoviesTable, envvar.UploadQueueURL},
@@ -436,6 +436,11 @@ func TestFunctions(t *testing.T) {
 		api := props(functionResource(t, fx, key, API))["Environment"].(map[string]any)["Variables"].(map[string]any)
 		if cfg.CORSOrigin != "" && api[envvar.CORSOrigin] != cfg.CORSOrigin {
 			t.Errorf("%s: CORS_ORIGIN %v, want %s", key, api[envvar.CORSOrigin], cfg.CORSOrigin)
+		}
+		// MOVIE_MAX_BYTES: 16 GiB, above the one-hour simulation's 3.64 GB
+		// (functions/tools/simhour checks it against the API's parts).
+		if api[envvar.MaxUploadBytes] != "17179869184" || MovieMaxBytes != 16<<30 {
+			t.Errorf("%s: MOVIE_MAX_BYTES %v, want 17179869184 (16 GiB)", key, api[envvar.MaxUploadBytes])
 		}
 		for name, want := range map[string]float64{API: APITimeoutSeconds, StreamProcessor: StreamProcessorTimeoutSeconds, Worker: WorkerTimeoutSeconds} {
 			if got := props(functionResource(t, fx, key, name))["Timeout"]; got != want {

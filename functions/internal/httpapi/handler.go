@@ -116,6 +116,10 @@ func New(c Config) (*Handler, error) {
 	if c.PartBytes == 0 {
 		c.PartBytes = DefaultPartBytes
 	}
+	if c.Multipart != nil && c.MaxUploadBytes > c.PartBytes*domain.MaxParts {
+		return nil, fmt.Errorf("httpapi: a limit of %d bytes needs parts of at least %d bytes (S3 takes %d parts)",
+			c.MaxUploadBytes, (c.MaxUploadBytes+domain.MaxParts-1)/domain.MaxParts, domain.MaxParts)
+	}
 	if c.Images == nil {
 		c.Images = unconfigured{}
 	}

@@ -229,3 +229,33 @@ func TestRenameMovie(t *testing.T) {
 		})
 	}
 }
+
+// A file over 5 GiB (S3's largest single PUT) under a larger limit: in
+// parts it is created; in one PUT (the client did not ask for parts, or
+// the API has none) it is refused at create, with a sentence saying why,
+// rather than after the client has sent 5 GiB.
+func TestOverFiveGiBGoesInParts(t *testing.T) {
+	const limit, size = 16 << 30, 5<<30 + 1
+	a := newAPIOn(t, transports[1], tables(t), func(c *httpapi.Config) {
+		c.Multipart, c.PartBytes, c.MaxUploadBytes = c.Files.(*s3store.Store), 64<<20, limit
+	})
+	alice := a.alice()
+	var c httpapi.MovieCreated
+	alice.do("POST", "/movies", partsBody("Long, in parts", size)).want(http.StatusCreated).decode(&c)
+	if c.Upload.Method != httpapi.MethodMultipart || len(c.Upload.Parts) != 81 {
+		t.Fatalf("in parts: %s, %d parts", c.Upload.Method, len(c.Upload.Parts))
+	}
+	p := alice.do("POST", "/movies", createBody("Long, one PUT", "l.mp4", "video/mp4", size)).problem(http.StatusRequestEntityTooLarge, domain.CodeFileTooLarge)
+	if !strings.Contains(p.Detail, "cannot be uploaded in one PUT: ask for an upload in parts") {
+		t.Errorf("one PUT over 5 GiB: %q", p.Detail)
+	}
+	alice.do("POST", "/movies", createBody("5 GiB, one PUT", "l.mp4", "video/mp4", 5<<30)).want(http.StatusCreated).decode(&c)
+	if c.Upload.Method != http.MethodPut {
+		t.Errorf("5 GiB: %+v", c.Upload)
+	}
+	plain := newAPIOn(t, transports[0], tables(t), func(c *httpapi.Config) { c.MaxUploadBytes = limit })
+	p = plain.alice().do("POST", "/movies", partsBody("No parts here", size)).problem(http.StatusRequestEntityTooLarge, domain.CodeFileTooLarge)
+	if !strings.Contains(p.Detail, "this API has no upload in parts") {
+		t.Errorf("no parts configured: %q", p.Detail)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/movietrace/tracinglocks/events"
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/logging"
+	"github.com/movietrace/tracinglocks/functions/internal/s3store"
 	"github.com/movietrace/tracinglocks/schema"
 )
 
@@ -227,6 +228,10 @@ func TestNewNeedsItsDependencies(t *testing.T) {
 		"auth":    func(c *httpapi.Config) { c.Auth = nil },
 		"logger":  func(c *httpapi.Config) { c.Logger = nil },
 		"lease":   func(c *httpapi.Config) { c.LeaseDuration = 0 },
+		// S3 takes 10,000 parts: a limit they cannot reach.
+		"parts for the limit": func(c *httpapi.Config) {
+			c.Multipart, c.PartBytes, c.MaxUploadBytes = (*s3store.Store)(nil), domain.MinPartBytes, domain.MinPartBytes*domain.MaxParts+1
+		},
 	} {
 		c := full
 		mutate(&c)

@@ -55,7 +55,10 @@ func (unconfigured) Create(context.Context, domain.Movie) error { return errUnco
 // Defaults of the upload settings.
 const (
 	DefaultMaxUploadBytes = 2 << 30 // MOVIE_MAX_BYTES
-	DefaultUploadExpiry   = time.Hour
+	// MaxPutBytes is the largest file one presigned PUT carries (S3's
+	// limit of a single PUT): a larger one goes in parts.
+	MaxPutBytes         = 5 << 30
+	DefaultUploadExpiry = time.Hour
 	// ChunkURLExpiry is how long a chunk's URL is valid; the redirect to
 	// it may be cached for ChunkRedirectMaxAge, inside that.
 	ChunkURLExpiry      = 20 * time.Minute
@@ -111,8 +114,17 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	if err := cmd.Validate(); err != nil {
 		return err
 	}
+	inParts := req.Parts && h.cfg.Multipart != nil && req.SizeBytes > h.cfg.PartBytes
+	if !inParts && req.SizeBytes > MaxPutBytes {
+		// S3 would refuse the PUT only once the client has sent 5 GiB.
+		msg := "a file over 5368709120 bytes (5 GiB) cannot be uploaded in one PUT: ask for an upload in parts (\"parts\": true)"
+		if h.cfg.Multipart == nil {
+			msg = "a file over 5368709120 bytes (5 GiB) cannot be uploaded in one PUT, and this API has no upload in parts"
+		}
+		return &domain.Error{Code: domain.CodeFileTooLarge, Field: "sizeBytes", Message: msg}
+	}
 	var upload UploadView
-	if req.Parts && h.cfg.Multipart != nil && req.SizeBytes > h.cfg.PartBytes {
+	if inParts {
 		upload, err = h.startMultipart(r.Context(), cmd.ID, req.ContentType, req.SizeBytes, cmd.Upload.ExpiresAt)
 	} else {
 		var url string

@@ -2,9 +2,11 @@
 // the upload queue that an object arrived under uploads/, the ingest
 // Lambda gets those messages as a real events.SQSEvent whose bodies are S3
 // event notifications (events.S3Event), probes the file with ffprobe
-// (video.Probe, over a presigned GET), and prepares its rendition (package
-// media: keyframe-led H.264 chunks, the frames every reader reads) in
-// ranges: each invocation works until its budget (Options.Budget) is
+// (video.Probe, over a presigned GET) and plans its rendition in its first
+// range, recording that decision beside the chunks (media.Decision: later
+// ranges read it, not the whole upload), and prepares its rendition
+// (package media: keyframe-led H.264 chunks, the frames every reader
+// reads) in ranges: each invocation works until its budget (Options.Budget) is
 // spent, records the range on the movie's row (domain.PrepareFrames) and
 // sends itself a continuation through the same queue. The last range
 // commits the movie ready (domain.CompleteIngest) with what was decided
@@ -46,6 +48,7 @@ type Files interface {
 	UploadURL(ctx context.Context, movieID string, expires time.Duration) (string, error)
 	Put(ctx context.Context, key, contentType string, body []byte) error
 	PresignGet(ctx context.Context, key string, expires time.Duration) (string, error)
+	Get(ctx context.Context, key string) ([]byte, error)
 	DeleteFiles(ctx context.Context, movieID string) error
 	ClearPending(ctx context.Context, movieID string) error
 	Head(ctx context.Context, key string) (s3store.Object, error)
@@ -254,21 +257,16 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	if err != nil {
 		return err
 	}
-	info, err := video.Probe(ctx, src)
+	d, err := h.decision(ctx, log, movieID, src)
 	if err != nil {
 		return h.fail(ctx, log, movieID, err)
 	}
+	info, plan := d.Info, d.Plan
 	from := m.Progress.FramesWritten
 	total := max(info.FrameCount, m.Progress.TotalFrames)
-	// Every frame at one size, decided from the probe by every range alike
-	// (a stream may change its size midway).
+	// Every frame at one size, from the probe (a stream may change its
+	// size midway).
 	width, height := media.RenditionSize(info)
-	// Remux or encode: decided again, identically, by every range.
-	plan := media.PlanRendition(ctx, src, info, h.opts.ChunkFrames)
-	if from == 0 {
-		log.Info("ingest: rendition planned", slog.String("rendition", plan.Rendition()),
-			slog.Int("chunkFrames", plan.ChunkFrames), slog.String("why", plan.Reason))
-	}
 	if m.Progress.TotalFrames == 0 {
 		// The file arrived: record that its ingest began (the upload can no
 		// longer expire).
@@ -278,16 +276,10 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		}
 	}
 	for {
-		var timing video.Timing
-		if from > 0 {
-			if timing, err = video.ProbeTiming(ctx, src); err != nil {
-				timing = video.Timing{}
-			}
-		}
 		res, err := media.PrepareRange(ctx, src, plan, media.PrepareOptions{
 			FromFrame: from, ExpectedFrames: total, FrameRate: info.FrameRate,
 			Width: width, Height: height, Rotation: info.Rotation,
-			Timing: timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
+			Timing: d.Timing, Deadline: time.Now().Add(h.opts.Budget), HardDeadline: h.hardDeadline(ctx),
 			MaxChunks: h.opts.RangeChunks,
 		}, func(ctx context.Context, c media.Chunk) error {
 			body, err := os.ReadFile(c.Path)
@@ -319,6 +311,54 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 		}
 		from = res.NextFrame
 	}
+}
+
+// Reading the upload to decide (variables: a test counts the reads).
+var (
+	probeUpload   = video.Probe
+	planRendition = media.PlanRendition
+)
+
+// decision is the movie's media.Decision: read from its record
+// (media.DecisionKey), or, when there is none (the first range; a record
+// lost, unreadable or of another version), decided from the upload and
+// recorded, so only the first range reads the whole upload before it
+// prepares. The record depends on the upload alone: a range that decides
+// again writes the same bytes under the same key, as a redone range writes
+// its chunks.
+func (h *Handler) decision(ctx context.Context, log *slog.Logger, movieID, src string) (media.Decision, error) {
+	key := media.DecisionKey(movieID)
+	data, err := h.opts.Files.Get(ctx, key)
+	switch {
+	case err == nil:
+		d, err := media.ParseDecision(data)
+		if err == nil {
+			return d, nil
+		}
+		log.Warn("ingest: the recorded decision cannot be used; deciding again", slog.String("error", err.Error()))
+	case !errors.Is(err, s3store.ErrNotFound):
+		return media.Decision{}, err
+	}
+	info, err := probeUpload(ctx, src)
+	if err != nil {
+		return media.Decision{}, err
+	}
+	d := media.Decision{Info: info, Plan: planRendition(ctx, src, info, h.opts.ChunkFrames)}
+	// Headers only; none (the zero Timing) when the rate is not constant
+	// or the container not indexed: a later range then counts frames.
+	if d.Timing, err = video.ProbeTiming(ctx, src); err != nil {
+		d.Timing = video.Timing{}
+	}
+	body, err := media.EncodeDecision(d)
+	if err != nil {
+		return d, err
+	}
+	if err := h.opts.Files.Put(ctx, key, media.DecisionType, body); err != nil {
+		return d, err
+	}
+	log.Info("ingest: rendition planned", slog.String("rendition", d.Plan.Rendition()),
+		slog.Int("chunkFrames", d.Plan.ChunkFrames), slog.String("why", d.Plan.Reason), slog.Int("recordBytes", len(body)))
+	return d, nil
 }
 
 // hardDeadline is when a range that has not finished its first chunk

@@ -16,9 +16,9 @@ import (
 
 // Plan is how a movie's rendition is made: a remux of the upload's own
 // packets (Copy set, chunks of Copy.GOP frames) or an encoding (chunks of
-// ChunkFrames frames). It is decided again, identically, by every range
-// (PlanRendition reads only the upload), so nothing about it is stored
-// until the movie is ready.
+// ChunkFrames frames). It is decided once, by the first range of the
+// ingest (PlanRendition reads only the upload, so deciding again gives the
+// same plan), and recorded for the later ranges (Decision, decision.go).
 type Plan struct {
 	Copy        *CopyPlan
 	ChunkFrames int
@@ -130,8 +130,10 @@ func copyArgs(p *CopyPlan, from int, in []string) []string {
 		"-bsf:v", "setts=pts=PTS-STARTPTS:dts=DTS-STARTPTS", "-avoid_negative_ts", "disabled")
 }
 
-// copyBatch is how many chunks one ffmpeg proves: a process's start
-// costs about as much CPU as decoding a short chunk.
+// copyBatch is how many chunks one ffmpeg remuxes and one proves (a
+// process's start costs about as much CPU as decoding a short chunk), and
+// so the most remuxed chunks in the temporary directory at once
+// (copyrange.go).
 const copyBatch = 16
 
 // verifyChunks proves chunks k0, ..., k0+n-1 of plan p (files in dir, see

@@ -49,6 +49,13 @@ func ChunkKey(movieID string, k int) string {
 	return fmt.Sprintf("%s%08d.mp4", ChunkPrefix(movieID), k)
 }
 
+// DecisionKey is the key of a movie's Decision record (decision.go),
+// beside its chunks under the movie's frames prefix, which deletion
+// removes; DecisionType its content type.
+func DecisionKey(movieID string) string { return s3store.FramesPrefix + movieID + "/decision.json" }
+
+const DecisionType = "application/json"
+
 // Layout is where a ready movie's frames are: read from its row.
 type Layout struct {
 	MovieID       string

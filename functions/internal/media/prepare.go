@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/movietrace/tracinglocks/functions/internal/video"
@@ -56,16 +55,22 @@ type PrepareOptions struct {
 	// its deadline would: tests make ranges of a known size with it.
 	MaxChunks int
 	// Copy, when set (ChunkFrames must be its GOP), remuxes the upload's
-	// own packets at its keyframes instead of encoding (scan.go); every
-	// chunk is proven before it is stored, and the first that is not ends
-	// the range with ErrCopyRejected (PrepareRange then encodes from it).
+	// own packets at its keyframes instead of encoding (scan.go,
+	// copyrange.go); every chunk is proven before it is stored, and the
+	// first that is not ends the range with ErrCopyRejected (PrepareRange
+	// then encodes from it).
 	Copy *CopyPlan
 }
 
-// copyAhead bounds the remuxed chunks waiting for their proof: the remux
-// is paused (SIGSTOP) beyond it, so a long movie is not copied to the
-// temporary directory faster than its chunks are proven and stored.
-const copyAhead = 2 * copyBatch
+// encodeAhead bounds the encoded chunks waiting in the temporary
+// directory: beyond it the encoder is paused (SIGSTOP) until they are
+// stored. The encoder is far slower than a chunk's store (seconds per
+// chunk at 1080p against a PUT of a few MB), so this holds only if the
+// stores stall; it is checked every aheadTick, independently of them.
+// (The remux is bounded by construction: copyrange.go.)
+const encodeAhead = 8
+
+const aheadTick = 100 * time.Millisecond
 
 // Chunk is one finished chunk, a local file until Prepare returns.
 type Chunk struct {
@@ -121,8 +126,11 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		return Prepared{}, err
 	}
 	defer os.RemoveAll(dir)
+	if o.Copy != nil {
+		return prepareCopy(ctx, src, o, dir, store)
+	}
 
-	if o.Copy == nil && (o.Width <= 0 || o.Height <= 0) {
+	if o.Width <= 0 || o.Height <= 0 {
 		info, err := video.Probe(ctx, src)
 		if err != nil {
 			return Prepared{}, err
@@ -169,9 +177,6 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 		"-c:v", "libx264", "-preset", X264Preset, "-crf", X264CRF, "-pix_fmt", "yuv420p",
 		"-g", strconv.Itoa(n), "-keyint_min", strconv.Itoa(n), "-sc_threshold", "0",
 		"-force_key_frames", "expr:eq(mod(n,"+strconv.Itoa(n)+"),0)")
-	if o.Copy != nil {
-		args = copyArgs(o.Copy, o.FromFrame, in)
-	}
 	args = append(args, "-f", "segment", "-segment_start_number", strconv.Itoa(first), "-reset_timestamps", "1",
 		"-segment_format", "mp4", "-segment_list", filepath.Join(dir, "list.csv"), "-segment_list_type", "csv")
 	if len(cuts) > 0 {
@@ -194,23 +199,18 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	go func() { exited <- cmd.Wait() }()
 
 	res := Prepared{NextFrame: o.FromFrame}
-	paused := false // the remux is stopped (copyAhead)
-	pause := func(p bool) {
-		if p != paused && cmd.Process != nil {
-			sig := syscall.SIGCONT
-			if p {
-				sig = syscall.SIGSTOP
-			}
-			if cmd.Process.Signal(sig) == nil {
-				paused = p
-			}
-		}
-	}
-	defer pause(false)
-	var perChunk time.Duration // a remuxed chunk's proof, measured
-	stored := 0                // chunks of this range stored, from first
-	lastPath := ""             // the last stored chunk, kept to count its frames
-	more := false              // chunks finished but not stored: the range is over
+	hold, held := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(held)
+		holdBack(hold, cmd.Process, dir)
+	}()
+	defer func() {
+		close(hold)
+		<-held
+	}()
+	stored := 0    // chunks of this range stored, from first
+	lastPath := "" // the last stored chunk, kept to count its frames
+	more := false  // chunks finished but not stored: the range is over
 	// full: the range stored what it may (MaxChunks, or its deadline has
 	// passed and it stored one chunk at least).
 	full := func() bool {
@@ -227,12 +227,8 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 			return err
 		}
 		more = false
-		proven := 0 // remuxed chunks from list[stored] on proven and not yet stored
-		var rejected error
 		for ; stored < len(list); stored++ {
-			// A remuxed chunk already proven is stored even past the
-			// deadline: its proof is paid for.
-			if full() && proven == 0 {
+			if full() {
 				more = true
 				break
 			}
@@ -241,38 +237,6 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 				return fmt.Errorf("media: segment %d listed where %d was expected", k, first+stored)
 			}
 			c := Chunk{Index: k, Path: filepath.Join(dir, segmentName(k))}
-			if o.Copy != nil {
-				if proven == 0 && rejected != nil {
-					return rejected
-				}
-				if proven == 0 {
-					if len(list)-stored > copyAhead {
-						pause(true)
-					}
-					batch := min(len(list)-stored, copyBatch)
-					if o.MaxChunks > 0 {
-						batch = min(batch, o.MaxChunks-stored)
-					}
-					if !o.Deadline.IsZero() {
-						// As many as the time left proves, by the last batch's pace.
-						fit := 2
-						if perChunk > 0 {
-							fit = int(time.Until(o.Deadline) / perChunk)
-						}
-						batch = max(1, min(batch, fit))
-					}
-					began := time.Now()
-					if proven, rejected = verifyChunks(ctx, o.Copy, dir, k, batch); proven == 0 {
-						return rejected
-					}
-					perChunk = time.Since(began) / time.Duration(batch)
-				}
-				proven--
-				if res.Width == 0 {
-					res.Width, res.Height = o.Copy.Width, o.Copy.Height
-				}
-				res.Copied++
-			}
 			if res.Width == 0 {
 				if info, err := video.Probe(ctx, c.Path); err == nil {
 					res.Width, res.Height = info.Width, info.Height
@@ -288,7 +252,6 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 			res.NextFrame = (k + 1) * n
 			res.Stored++
 		}
-		pause(false)
 		return nil
 	}
 
@@ -308,10 +271,6 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	// lastCount counts the frames of the last chunk stored (none in the
 	// empty segment ffmpeg writes when a range starts at the movie's end).
 	lastCount := func() (int, error) {
-		if o.Copy != nil && stored > 0 {
-			// A remuxed chunk was proven to decode to its packets' count.
-			return len(o.Copy.chunkSums(first + stored - 1)), nil
-		}
 		info, err := video.Probe(ctx, lastPath)
 		switch {
 		case err == nil:

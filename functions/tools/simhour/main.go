@@ -49,7 +49,7 @@ import (
 // prices used (AWS's public price lists for us-east-1, arm64 Lambda).
 var aws = deployed{
 	BudgetSeconds: ingest.DefaultBudget.Seconds(), TimeoutSeconds: 900, MemoryMB: 2048, TmpMB: 512,
-	MaxUploadBytes: httpapi.DefaultMaxUploadBytes, MaxMessage: 256 << 10,
+	MaxUploadBytes: 16 << 30, MaxMessage: 256 << 10,
 	PerGBSecond: 0.0000133334, PerRequest: 0.20 / 1e6, PerPUT: 0.005 / 1000, PerGET: 0.0004 / 1000, PerGBMonth: 0.023,
 	S3ReadMBps: 75, VCPUs: 1,
 }

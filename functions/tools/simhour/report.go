@@ -18,7 +18,7 @@ type deployed struct {
 	TimeoutSeconds float64 // the function's timeout
 	MemoryMB       float64 // the function's memory
 	TmpMB          float64 // its /tmp (ephemeral storage; infra sets none: Lambda's default)
-	MaxUploadBytes int64   // MOVIE_MAX_BYTES in AWS (not set: httpapi.DefaultMaxUploadBytes)
+	MaxUploadBytes int64   // MOVIE_MAX_BYTES in AWS (infra/stack.MovieMaxBytes)
 	MaxMessage     int     // SQS's largest message, the continuation's limit
 	// Prices, USD.
 	PerGBSecond  float64 // Lambda arm64 duration
@@ -99,8 +99,9 @@ func writeRanges(w io.Writer, m measured) {
 // hour is the extrapolation to hourFrames.
 type hour struct {
 	Scale                     float64 // hourFrames / frames
-	WorkPerFrame              float64 // CPU-s per frame, the ranges' CPU without their preambles
-	PreCPU, PreBytes, PreWall float64 // one range's preamble at an hour (s, bytes, s)
+	WorkPerFrame              float64 // CPU-s per frame, the ranges' CPU without the first range's preamble
+	PreCPU, PreBytes, PreWall float64 // the preamble at an hour (s, bytes, s): the first range's only
+	MaxPreWall                float64 // the preamble of a MOVIE_MAX_BYTES upload, s
 	FramesPerRange            float64
 	Invocations               int
 	RangeWall                 float64 // one range's wall in AWS, s
@@ -117,14 +118,23 @@ type hour struct {
 func extrapolate(m measured, d deployed) hour {
 	t := m.totals()
 	h := hour{Scale: float64(hourFrames) / float64(m.Frames)}
-	n := float64(len(m.Ranges))
-	work := max(t.ChildCPU.Seconds()-n*m.Pre.CPU.Seconds(), 0)
+	// Only the first range decides (probe and plan: the preamble) and
+	// records it; the later ones read the record (media.Decision).
+	work := max(t.ChildCPU.Seconds()-m.Pre.CPU.Seconds(), 0)
 	h.WorkPerFrame = work / float64(m.Frames)
 	h.PreCPU = m.Pre.CPU.Seconds() * h.Scale
 	h.PreBytes = float64(m.Pre.ReadBytes) * h.Scale
 	h.PreWall = max(h.PreCPU, h.PreBytes/(d.S3ReadMBps*1e6))
-	for _, r := range m.Ranges {
-		h.Tail = max(h.Tail, r.Took.Seconds()-m.Budget.Seconds()-m.Pre.Wall.Seconds())
+	if m.SourceBytes > 0 {
+		big := float64(d.MaxUploadBytes) / float64(m.SourceBytes)
+		h.MaxPreWall = max(m.Pre.CPU.Seconds()*big, float64(m.Pre.ReadBytes)*big/(d.S3ReadMBps*1e6))
+	}
+	for i, r := range m.Ranges {
+		pre := 0.0
+		if i == 0 {
+			pre = m.Pre.Wall.Seconds()
+		}
+		h.Tail = max(h.Tail, r.Took.Seconds()-m.Budget.Seconds()-pre)
 	}
 	h.FramesPerRange = math.Inf(1)
 	if h.WorkPerFrame > 0 {
@@ -133,11 +143,12 @@ func extrapolate(m measured, d deployed) hour {
 	h.Invocations = max(1, int(math.Ceil(hourFrames/h.FramesPerRange)))
 	workWall := hourFrames * h.WorkPerFrame / d.VCPUs
 	h.RangeWall = h.PreWall + min(d.BudgetSeconds, workWall) + h.Tail
-	h.LambdaSeconds = float64(h.Invocations)*(h.PreWall+h.Tail) + workWall
+	h.LambdaSeconds = h.PreWall + float64(h.Invocations)*h.Tail + workWall
 	h.GBSeconds = h.LambdaSeconds * d.MemoryMB / 1024
 	h.LambdaUSD = h.GBSeconds*d.PerGBSecond + float64(h.Invocations)*d.PerRequest
 	h.PUTs = float64(t.S3.ChunkPUTs)*h.Scale + 1
-	h.GETs = float64(t.S3.UploadGETs) / n * float64(h.Invocations)
+	// The remux's GETs follow its windows, so the frames.
+	h.GETs = float64(t.S3.UploadGETs) * h.Scale
 	h.S3RequestUSD = h.PUTs*d.PerPUT + h.GETs*d.PerGET
 	h.SourceBytes = float64(m.SourceBytes) * h.Scale
 	h.ChunkBytes = float64(t.S3.ChunkPUTBytes) * h.Scale
@@ -158,21 +169,20 @@ func verdict(ok bool) string {
 func writeHour(w io.Writer, m measured, d deployed) hour {
 	h := extrapolate(m, d)
 	t := m.totals()
-	n := len(m.Ranges)
 	fmt.Fprintf(w, "\nOne hour of 1080p30 = %d frames = %.1f x this clip's %d frames.\n", hourFrames, h.Scale, m.Frames)
-	fmt.Fprintf(w, "- Preamble of every range (video.Probe + media.PlanRendition over the presigned GET, measured once on this upload): %.2f CPU-s, %.1f MB read (%.2f x the upload), %d GETs; at an hour x %.1f: %.1f CPU-s and %.0f MB, so %.1f s of wall (the larger of CPU and bytes / %.0f MB/s, an assumed S3 read rate, not measured)\n",
+	fmt.Fprintf(w, "- Preamble of the first range only (video.Probe + media.PlanRendition over the presigned GET, measured once on this upload; later ranges read the recorded decision): %.2f CPU-s, %.1f MB read (%.2f x the upload), %d GETs; at an hour x %.1f: %.1f CPU-s and %.0f MB, so %.1f s of wall (the larger of CPU and bytes / %.0f MB/s, an assumed S3 read rate, not measured)\n",
 		m.Pre.CPU.Seconds(), mb(m.Pre.ReadBytes), float64(m.Pre.ReadBytes)/float64(m.SourceBytes), m.Pre.GETs, h.Scale, h.PreCPU, h.PreBytes/1e6, h.PreWall, d.S3ReadMBps)
-	fmt.Fprintf(w, "- Work per frame: (%.1f ffmpeg/ffprobe CPU-s - %d ranges x %.2f preamble) / %d frames = %.2f ms per frame\n",
-		t.ChildCPU.Seconds(), n, m.Pre.CPU.Seconds(), m.Frames, 1000*h.WorkPerFrame)
+	fmt.Fprintf(w, "- Work per frame: (%.1f ffmpeg/ffprobe CPU-s - one preamble %.2f) / %d frames = %.2f ms per frame\n",
+		t.ChildCPU.Seconds(), m.Pre.CPU.Seconds(), m.Frames, 1000*h.WorkPerFrame)
 	fmt.Fprintf(w, "- Frames per range at INGEST_INVOCATION_SECONDS=%.0f on %.2f vCPU: %.0f x %.2f / %.4f = %.0f; invocations = ceil(%d / %.0f) = %d\n",
 		d.BudgetSeconds, d.VCPUs, d.BudgetSeconds, d.VCPUs, h.WorkPerFrame, h.FramesPerRange, hourFrames, h.FramesPerRange, h.Invocations)
-	fmt.Fprintf(w, "- A range's wall: preamble %.1f + work <= %.0f + tail %.1f (measured: a range's wall past its budget and preamble) = %.1f s\n",
+	fmt.Fprintf(w, "- The first range's wall (the longest): preamble %.1f + work <= %.0f + tail %.1f (measured: a range's wall past its budget and preamble) = %.1f s\n",
 		h.PreWall, d.BudgetSeconds, h.Tail, h.RangeWall)
-	fmt.Fprintf(w, "- Lambda: %d x (%.1f + %.1f) + %d x %.4f / %.2f = %.0f s; x %.3f GB = %.0f GB-s; x USD %.10f + %d x USD %.7f = USD %.4f\n",
-		h.Invocations, h.PreWall, h.Tail, hourFrames, h.WorkPerFrame, d.VCPUs, h.LambdaSeconds, d.MemoryMB/1024, h.GBSeconds, d.PerGBSecond,
+	fmt.Fprintf(w, "- Lambda: %.1f + %d x %.1f + %d x %.4f / %.2f = %.0f s; x %.3f GB = %.0f GB-s; x USD %.10f + %d x USD %.7f = USD %.4f\n",
+		h.PreWall, h.Invocations, h.Tail, hourFrames, h.WorkPerFrame, d.VCPUs, h.LambdaSeconds, d.MemoryMB/1024, h.GBSeconds, d.PerGBSecond,
 		h.Invocations, d.PerRequest, h.LambdaUSD)
-	fmt.Fprintf(w, "- S3 requests: %.0f PUTs (%d chunk PUTs x %.1f + the upload's) x USD %.6f + %.0f GETs x USD %.7f = USD %.4f\n",
-		h.PUTs, t.S3.ChunkPUTs, h.Scale, d.PerPUT, h.GETs, d.PerGET, h.S3RequestUSD)
+	fmt.Fprintf(w, "- S3 requests: %.0f PUTs (%d chunk PUTs x %.1f + the upload's) x USD %.6f + %.0f GETs (%d of the upload x %.1f) x USD %.7f = USD %.4f\n",
+		h.PUTs, t.S3.ChunkPUTs, h.Scale, d.PerPUT, h.GETs, t.S3.UploadGETs, h.Scale, d.PerGET, h.S3RequestUSD)
 	fmt.Fprintf(w, "- Storage: upload %.2f GB + rendition %.2f GB (%.2f x the source) = USD %.3f a month at USD %.3f/GB-month\n",
 		h.SourceBytes/1e9, h.ChunkBytes/1e9, h.ChunkBytes/h.SourceBytes, h.StorageUSD, d.PerGBMonth)
 	fmt.Fprintln(w, "\nLambda limits:")
@@ -192,6 +202,12 @@ func writeHour(w io.Writer, m measured, d deployed) hour {
 		d.ContinueSize, d.MaxMessage, verdict(d.ContinueSize <= d.MaxMessage))
 	fmt.Fprintf(w, "- Not a Lambda limit: the hour's upload is %.2f GB; MOVIE_MAX_BYTES in AWS is %.2f GB -> %s\n",
 		h.SourceBytes/1e9, float64(d.MaxUploadBytes)/1e9, verdict(h.SourceBytes <= float64(d.MaxUploadBytes)))
+	// The largest upload's first range reads it whole before its first
+	// chunk, which must be done by the hard deadline (a minute before the
+	// timeout: ingest.hardDeadline).
+	fmt.Fprintf(w, "- The first range of a MOVIE_MAX_BYTES upload: preamble %.2f x %.2f GB / %.0f MB/s = %.0f s, before its first chunk, by the hard deadline at %.0f s -> %s\n",
+		float64(m.Pre.ReadBytes)/float64(max(m.SourceBytes, 1)), float64(d.MaxUploadBytes)/1e9, d.S3ReadMBps, h.MaxPreWall, d.TimeoutSeconds-60,
+		verdict(h.MaxPreWall+h.Tail <= d.TimeoutSeconds-60))
 	return h
 }
 

@@ -11,10 +11,14 @@ import (
 func TestExtrapolate(t *testing.T) {
 	d := deployed{BudgetSeconds: 600, TimeoutSeconds: 900, MemoryMB: 2048, TmpMB: 512, S3ReadMBps: 75, VCPUs: 1,
 		PerGBSecond: 0.0000133334, PerRequest: 0.2e-6, PerPUT: 0.005 / 1000, PerGET: 0.0004 / 1000, PerGBMonth: 0.023}
+	// The first range decides (its preamble: 4 s), the second reads the
+	// decision; each ends 5 s past its budget.
 	twoRanges := func(cpu time.Duration) measured {
 		r := rangeFigures{ChildCPU: cpu, Took: 25 * time.Second,
 			S3: s3Counts{ChunkPUTs: 150, ChunkPUTBytes: 300e6, UploadGETs: 5}}
-		return measured{Frames: 18000, SourceBytes: 600e6, Budget: 20 * time.Second, Ranges: []rangeFigures{r, r},
+		first := r
+		first.Took += 4 * time.Second
+		return measured{Frames: 18000, SourceBytes: 600e6, Budget: 20 * time.Second, Ranges: []rangeFigures{first, r},
 			Pre: preamble{CPU: 4 * time.Second, Wall: 4 * time.Second, ReadBytes: 1200e6}}
 	}
 	tests := []struct {
@@ -27,10 +31,11 @@ func TestExtrapolate(t *testing.T) {
 		puts, gets     float64
 		storageUSDWant float64
 	}{
-		// 6x the clip; work (120 - 2x4) / 18,000 s a frame; the preamble
-		// at an hour reads 7.2 GB: 96 s at 75 MB/s (more than its 24 CPU-s).
-		{"a remux", twoRanges(60 * time.Second), 2, 112.0 / 18000, 2*(96+1) + 672, 96 + 600 + 1, 1801, 10, 7.2 * 0.023},
-		{"an encoding", twoRanges(500 * time.Second), 10, 992.0 / 18000, 10*(96+1) + 5952, 96 + 600 + 1, 1801, 50, 7.2 * 0.023},
+		// 6x the clip; work (120 - 4) / 18,000 s a frame; the preamble, in
+		// the first range only, at an hour reads 7.2 GB: 96 s at 75 MB/s
+		// (more than its 24 CPU-s); GETs 10 x 6.
+		{"a remux", twoRanges(60 * time.Second), 2, 116.0 / 18000, 96 + 2*5 + 696, 96 + 600 + 5, 1801, 60, 7.2 * 0.023},
+		{"an encoding", twoRanges(500 * time.Second), 10, 996.0 / 18000, 96 + 10*5 + 5976, 96 + 600 + 5, 1801, 60, 7.2 * 0.023},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) }
 	for _, tt := range tests {

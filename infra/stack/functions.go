@@ -38,7 +38,7 @@ const MovieMaxBytes = 16 << 30
 // function uses.
 func (s *Stack) addFunctions() {
 	apiRole := s.function(API, "HTTP API: leases, edits, trace requests, movie metadata",
-		APITimeoutSeconds, 256, map[string]*string{
+		APITimeoutSeconds, APIMemoryMB, map[string]*string{
 			envvar.MoviesTable: s.Movies.TableName(),
 			envvar.FramesTable: s.Frames.TableName(),
 			envvar.AuditTable:  s.Audit.TableName(),

@@ -46,7 +46,16 @@ var Functions = []string{API, StreamProcessor, Worker, Ingest, Sweeper}
 // still be working on it (AWS asks for at least 6x the function timeout when
 // an SQS event source retries throttled invocations).
 const (
-	APITimeoutSeconds             = 10
+	APITimeoutSeconds = 10
+	// APIMemoryMB: the API decodes frame images with ffmpeg
+	// (functions/internal/media) and Lambda gives CPU in proportion to
+	// memory, one vCPU at 1,769 MB. A jump to a cold 1080p frame costs
+	// ~0.3 CPU-s of one ffmpeg thread (docs/media.md, "Viewer latency":
+	// a jump in AWS): ~0.3 s at 1,769 MB, ~2 s at 256 MB (1/7 of a
+	// vCPU). More would not make one decode faster (one thread), and an
+	// ffmpeg holds ~76 MB at 1080p (two waiting, media.maxWaitingRuns,
+	// and the one decoding).
+	APIMemoryMB                   = 1769
 	StreamProcessorTimeoutSeconds = 60
 	WorkerTimeoutSeconds          = 5 * 60
 	QueueVisibilityFactor         = 6

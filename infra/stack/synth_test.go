@@ -447,6 +447,11 @@ func TestFunctions(t *testing.T) {
 				t.Errorf("%s/%s: timeout %v, want %v", key, name, got, want)
 			}
 		}
+		// The API decodes frame images: a whole vCPU (Lambda's 1,769 MB),
+		// not the 1/7 of one that 256 MB gets (a 1080p jump took ~2 s).
+		if got := props(functionResource(t, fx, key, API))["MemorySize"]; got != float64(APIMemoryMB) {
+			t.Errorf("%s/%s: memory %v MB, want %d", key, API, got, APIMemoryMB)
+		}
 	}
 }
 

@@ -124,7 +124,12 @@ function markReady() {
 export function prefetchAround(n) {
   const m = state.movie;
   const stepped = lastFrame >= 0 && Math.abs(n - lastFrame) <= 10; // a step (Shift: ten), not a jump
-  if (lastFrame >= 0 && n !== lastFrame) direction = n < lastFrame ? -1 : 1;
+  // The direction is the last step's; a jump (back or forth) fetches the
+  // frames after it: the frames before a jump's frame would cost the server
+  // a second decode of the chunk (half of a jump's ffmpeg CPU when a jump
+  // back took the direction: docs/media.md, "Viewer latency").
+  if (!stepped) direction = 1;
+  else if (n !== lastFrame) direction = n < lastFrame ? -1 : 1;
   lastFrame = n;
   wanted = [];
   if (m && m.video && !noImages) {

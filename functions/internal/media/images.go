@@ -15,8 +15,10 @@ import (
 )
 
 // A chunk's JPEGs are made on demand, from the frame asked for on: a cold
-// frame j costs decoding frames 0..j of its chunk and encoding frame j (not
-// the whole chunk's JPEGs, which cost ~1 s at 1080p); the same ffmpeg goes
+// frame j costs decoding its chunk from the keyframe at or before j (an
+// encoded chunk has one every KeyFrameInterval frames; a remuxed one only
+// at frame 0) and encoding frame j (not the whole chunk's JPEGs, which cost
+// ~1 s at 1080p); the same ffmpeg goes
 // on encoding j+1.. (the frames a viewer steps to next) into the cache
 // while frame j is already answered, but only warmAhead frames past the
 // last frame asked of the run (or found in the cache within its reach):
@@ -289,9 +291,12 @@ func (p *Provider) runImages(l Layout, k int, c *chunkImages, r *imageRun) {
 // a JPEG is read in, with a lookup table per plane: the same levels as
 // swscale's scale=out_range=full (its JPEGs within 50 dB of this one's on a
 // 1080p chunk) at about a third of its cost (~3 ms less per 1080p frame;
-// docs/media.md, "Viewer latency").
+// docs/media.md, "Viewer latency"). Its output goes to the encoder as it is
+// (yuv420p declared full range, -strict unofficial): asking for yuvj420p
+// made ffmpeg insert a swscale conversion after it, which cost CPU and,
+// after an input seek, expanded the range a second time.
 const fullRange = "lutyuv=y='clip((val-16)*255/219,0,255)'" +
-	":u='clip((val-128)*255/224+128,0,255)':v='clip((val-128)*255/224+128,0,255)',setrange=full,format=yuvj420p"
+	":u='clip((val-128)*255/224+128,0,255)':v='clip((val-128)*255/224+128,0,255)'"
 
 // encodeFrom decodes chunk k and calls put with each JPEG from frame start
 // on (ffmpeg's mjpeg encoder at quality 2, full range: within 40 dB luma
@@ -311,9 +316,23 @@ func (p *Provider) encodeFrom(ctx context.Context, l Layout, k, start int, put f
 	if err != nil {
 		return err
 	}
-	args := append([]string{"-nostdin", "-hide_banner", "-v", "error"}, in...)
-	args = append(args, "-an", "-vsync", "passthrough",
-		"-vf", "select=gte(n\\,"+strconv.Itoa(start)+"),"+fullRange,
+	// One decoding thread: a jump decodes at most KeyFrameInterval frames,
+	// and frame threads cost more CPU (their contexts and frame buffers)
+	// than they save on a shared or fractional CPU (docs/media.md,
+	// "Viewer latency").
+	args := []string{"-nostdin", "-hide_banner", "-v", "error", "-threads", "1"}
+	filter := fullRange
+	if l.Seek && start > 0 {
+		// Frame start is at start/FrameRate: ffmpeg seeks to the keyframe
+		// at or before half a frame earlier and drops the frames decoded
+		// before that time (-accurate_seek, its default), so the first
+		// image is frame start's.
+		args = append(args, "-ss", strconv.FormatFloat((float64(start)-0.5)/l.FrameRate, 'f', 6, 64))
+	} else if start > 0 {
+		filter = "select=gte(n\\," + strconv.Itoa(start) + ")," + filter
+	}
+	args = append(append(args, in...), "-an", "-vsync", "passthrough", "-vf", filter,
+		"-pix_fmt", "yuv420p", "-color_range", "pc", "-strict", "unofficial",
 		"-c:v", "mjpeg", "-q:v", "2", "-f", "image2pipe", "pipe:1")
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

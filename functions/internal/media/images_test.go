@@ -4,6 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -85,4 +92,55 @@ func TestImagesInAnyOrder(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEncodedChunksHaveInnerKeyFrames: an encoded chunk has a keyframe at
+// its start and every media.KeyFrameInterval frames (what lets the viewer
+// start a decode near the frame asked), counted from each chunk's start
+// whatever the chunk size.
+func TestEncodedChunksHaveInnerKeyFrames(t *testing.T) {
+	src := source(t, 100)
+	objs := newObjects()
+	m := prepare(t, src, objs, "keys", 30) // chunks of 30, 30, 30, 10
+	k := media.KeyFrameInterval
+	for c := range 4 {
+		var want []int
+		for f := 0; f < min(30, 100-30*c); f++ {
+			if f%k == 0 {
+				want = append(want, f)
+			}
+		}
+		path := filepath.Join(t.TempDir(), "chunk.mp4")
+		if err := os.WriteFile(path, objs.m[media.ChunkKey(m.ID, c)], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts,flags",
+			"-of", "csv=p=0", path).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		type pkt struct {
+			pts int
+			key bool
+		}
+		var pkts []pkt
+		for _, line := range strings.Fields(string(out)) {
+			pts, flags, _ := strings.Cut(line, ",")
+			v, err := strconv.Atoi(pts)
+			if err != nil {
+				t.Fatalf("ffprobe line %q", line)
+			}
+			pkts = append(pkts, pkt{v, strings.HasPrefix(flags, "K")})
+		}
+		sort.Slice(pkts, func(i, j int) bool { return pkts[i].pts < pkts[j].pts })
+		var got []int
+		for i, p := range pkts {
+			if p.key {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("chunk %d: keyframes at %v, want %v", c, got, want)
+		}
+	}
 }

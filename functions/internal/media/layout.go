@@ -62,6 +62,16 @@ type Layout struct {
 	FrameCount    int
 	ChunkFrames   int
 	Width, Height int
+	// FrameRate is the movie's constant rate: frame i of an encoded
+	// (x264) chunk is at the time i / FrameRate from the chunk's start.
+	FrameRate float64
+	// Seek: the chunks are encoded (domain.RenditionX264), their
+	// timestamps exactly i / FrameRate, so a decode of frame i can start
+	// at the keyframe at or before it (ffmpeg's input seek, which reads
+	// the keyframes from the chunk's index) instead of the chunk's first
+	// frame. Remuxed chunks keep the upload's timestamps and are decoded
+	// from their start.
+	Seek bool
 }
 
 // LayoutOf reads a movie's layout from its row; an error when the movie
@@ -71,7 +81,8 @@ func LayoutOf(m domain.Movie) (Layout, error) {
 	if v == nil || v.ChunkFrames < 1 || v.Width < 1 || v.Height < 1 || m.FrameCount < 1 {
 		return Layout{}, fmt.Errorf("media: movie %s has no rendition", m.ID)
 	}
-	return Layout{MovieID: m.ID, FrameCount: m.FrameCount, ChunkFrames: v.ChunkFrames, Width: v.Width, Height: v.Height}, nil
+	return Layout{MovieID: m.ID, FrameCount: m.FrameCount, ChunkFrames: v.ChunkFrames, Width: v.Width, Height: v.Height,
+		FrameRate: m.FrameRate, Seek: v.Rendition == domain.RenditionX264 && m.FrameRate > 0}, nil
 }
 
 // Chunks is the number of chunks.

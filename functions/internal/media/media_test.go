@@ -122,7 +122,7 @@ func prepare(t *testing.T, src string, objs *objects, id string, chunk int, rang
 		t.Fatalf("not done: %+v", res)
 	}
 	return domain.Movie{ID: id, FrameCount: res.NextFrame, FrameRate: info.FrameRate,
-		Video: &domain.Video{Width: res.Width, Height: res.Height, ChunkFrames: chunk}}
+		Video: &domain.Video{Width: res.Width, Height: res.Height, ChunkFrames: chunk, Rendition: domain.RenditionX264}}
 }
 
 func readAll(t *testing.T, p *media.Provider, m domain.Movie, o video.ReadOptions) ([]int, [][]byte) {

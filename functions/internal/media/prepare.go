@@ -16,10 +16,17 @@ import (
 
 // Encoding of the rendition: libx264 "veryfast" at CRF 20 (measured in
 // docs/media.md: 0.7-1.2x the upload's bytes on real and generated
-// footage, where "ultrafast" took 2.3x), one keyframe per chunk.
+// footage, where "ultrafast" took 2.3x), a keyframe at every chunk's start
+// and every KeyFrameInterval frames within it.
 const (
 	X264Preset = "veryfast"
 	X264CRF    = "20"
+	// KeyFrameInterval: the viewer decodes a frame from the keyframe at or
+	// before it (images.go), so a jump decodes at most this many frames
+	// instead of up to a whole chunk. 20 keeps the rendition within 1.5x
+	// of the upload (docs/media.md, "Keyframes inside a chunk": 15 took
+	// 1.52x on a static-camera clip).
+	KeyFrameInterval = 20
 )
 
 // PrepareOptions describe one range of a movie's preparation.
@@ -175,8 +182,8 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	args := append(append([]string{"-nostdin", "-hide_banner", "-v", "error"}, seek...), in...)
 	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-vsync", "passthrough", "-vf", filter,
 		"-c:v", "libx264", "-preset", X264Preset, "-crf", X264CRF, "-pix_fmt", "yuv420p",
-		"-g", strconv.Itoa(n), "-keyint_min", strconv.Itoa(n), "-sc_threshold", "0",
-		"-force_key_frames", "expr:eq(mod(n,"+strconv.Itoa(n)+"),0)")
+		"-g", strconv.Itoa(min(n, KeyFrameInterval)), "-keyint_min", strconv.Itoa(min(n, KeyFrameInterval)), "-sc_threshold", "0",
+		"-force_key_frames", "expr:eq(mod(mod(n,"+strconv.Itoa(n)+"),"+strconv.Itoa(KeyFrameInterval)+"),0)")
 	args = append(args, "-f", "segment", "-segment_start_number", strconv.Itoa(first), "-reset_timestamps", "1",
 		"-segment_format", "mp4", "-segment_list", filepath.Join(dir, "list.csv"), "-segment_list_type", "csv")
 	if len(cuts) > 0 {
@@ -202,7 +209,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	hold, held := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(held)
-		holdBack(hold, cmd.Process, dir)
+		holdBack(hold, cmd.Process.Signal, dir)
 	}()
 	defer func() {
 		close(hold)

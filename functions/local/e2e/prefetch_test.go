@@ -102,6 +102,16 @@ func TestFramePrefetchAndCache(t *testing.T) {
 	if slices.Contains(got, 199) {
 		t.Errorf("after a jump to frame 200 the page requested frame 199 behind it: %v", got)
 	}
+	// A jump back: still the frames after it, none before it (a jump does
+	// not take the direction of a step: the frames before would be a
+	// second decode on the server).
+	b.do("jump back to frame 100", chromedp.SetValue(chromedp.ID("frame-slider"), "100"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
+	b.waitJS("frame 100's image and frames 101-108 requested", `document.querySelector('#player').dataset.source === 'image' &&
+		(() => { const f = `+framesRequested+`; return [101,102,103,104,105,106,107,108].every((n) => f.includes(n)); })()`)
+	if got := eval[[]int](b, framesRequested); slices.ContainsFunc(got, func(n int) bool { return n >= 92 && n < 100 }) {
+		t.Errorf("after a jump back to frame 100 the page requested frames before it: %v", got)
+	}
 
 	// Leave and open the movie again: the page's decoded frames are gone;
 	// frame 0's image (the API answers it directly, a JPEG decoded from the

@@ -9,17 +9,18 @@ import (
 
 // holdBack pauses the encoder (SIGSTOP) while more than encodeAhead chunks
 // are in dir and resumes it (SIGCONT) when fewer are, until done is
-// closed (then it resumes it if paused).
-func holdBack(done <-chan struct{}, proc *os.Process, dir string) {
+// closed (then it resumes it if paused); send signals the encoder
+// (its os.Process.Signal).
+func holdBack(done <-chan struct{}, send func(os.Signal) error, dir string) {
 	t := time.NewTicker(aheadTick)
 	defer t.Stop()
 	paused := false
 	signal := func(p bool) {
-		sig := syscall.SIGCONT
+		var sig os.Signal = syscall.SIGCONT
 		if p {
 			sig = syscall.SIGSTOP
 		}
-		if proc.Signal(sig) == nil {
+		if send(sig) == nil {
 			paused = p
 		}
 	}

@@ -209,7 +209,7 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 	hold, held := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(held)
-		holdBack(hold, cmd.Process, dir)
+		holdBack(hold, cmd.Process.Signal, dir)
 	}()
 	defer func() {
 		close(hold)

@@ -7,6 +7,14 @@ import { say, clearFieldErrors } from '../dom.js';
 import { api, APIError, moviePath } from '../api.js';
 
 let heartbeatTimer = null;
+// pendingRelease settles when this page's last in-page release has been
+// answered: reopening the movie just left must not ask for the lease while
+// the old one is still being given back (the API would refuse it as held
+// "in another tab" of the same user until the release lands). The wait is
+// bounded (RELEASE_WAIT_MS): offline, the acquire is refused or fails like
+// any other request.
+let pendingRelease = Promise.resolve();
+const RELEASE_WAIT_MS = 5000;
 
 export function stopHeartbeat() {
   clearInterval(heartbeatTimer);
@@ -16,8 +24,11 @@ export function stopHeartbeat() {
 // acquire asks for the analysis lease. It answers the lease, or throws the
 // API's refusal; a lease granted to a page that moved on is given back.
 export async function acquire(gen) {
-  const lease = await api('POST', moviePath(state.movieId) + '/analysis-lease');
-  if (gen !== state.generation) { releaseBeacon(state.movieId, lease.leaseId); return null; }
+  await Promise.race([pendingRelease, new Promise((ok) => setTimeout(ok, RELEASE_WAIT_MS))]);
+  if (gen !== state.generation) return null;
+  const id = state.movieId; // the page may have moved on (movieId null) by the answer
+  const lease = await api('POST', moviePath(id) + '/analysis-lease');
+  if (gen !== state.generation) { releaseBeacon(id, lease.leaseId); return null; }
   const leaseSeconds = lease.leaseSeconds || 900;
   commit({ leaseId: lease.leaseId, leaseSeconds, leaseExpiresAt: lease.expiresAt, leaseStartedAt: '', lostLease: false,
     idleSeconds: lease.idleSeconds || 600, idleAsk: null, notifyFree: false });
@@ -63,7 +74,7 @@ export function release(unloading) {
   if (unloading) {
     releaseBeacon(id, lease);
   } else {
-    api('DELETE', moviePath(id) + '/analysis-lease', { leaseId: lease, keepalive: true })
+    pendingRelease = api('DELETE', moviePath(id) + '/analysis-lease', { leaseId: lease, keepalive: true })
       .catch(() => releaseBeacon(id, lease));
   }
 }

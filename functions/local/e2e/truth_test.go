@@ -56,6 +56,10 @@ func TestOneCountAfterRetraceAndCancel(t *testing.T) {
 	b.waitJS("retraced", `document.querySelector('#movie-status').dataset.status === 'traced' && document.querySelector('#results').dataset.state === 'current'`)
 	b.waitJS("Last trace says the retrace's part and the movie's count", `document.querySelector('#last-job').textContent.startsWith('Complete: 150 frames (frames 150 to 299) traced by you') && document.querySelector('#last-job').dataset.frames === '300'`)
 	b.waitJS("History states the retrace's planned frames", `[...document.querySelectorAll('[data-testid="history-item"][data-type="started"]')].some(e => e.textContent.startsWith('You started a trace of frames 150 to 299 at '))`)
+	// Leaving gives the lease back; the release is held up 4 s on its way,
+	// and the movie is opened again meanwhile: the page must wait for it
+	// rather than be refused its own movie as held "in another tab".
+	holdLeaseReleases(b, 4*time.Second)
 	b.do("back to the list", chromedp.Click(chromedp.ID("back")))
 	progress := `document.querySelector('[data-testid="progress-` + truthMovie + `"]')`
 	// Before: "Done: 150 traced frames over the 300 frames" (the last job's).

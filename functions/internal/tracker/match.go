@@ -53,8 +53,6 @@ type searcher struct {
 	ht   prepared
 	ts   int // template side
 	off  int // full-region offset of the window's center candidate
-	// scores: the coarse pass's scores, row by row.
-	scores []float64
 }
 
 // plane is a region of pixels with the integral images of its values and
@@ -83,25 +81,10 @@ const (
 	coarseFrom   = 6
 )
 
-// peakTie: the coarse pass keeps, among the candidates scoring within
-// peakTie of its best, the one nearest the window's center (the predicted
-// position), not the global maximum. Near-equal peaks are a texture
-// repeated, or the target turning while a part of the background or of
-// the target itself looks as much like the template: the global maximum
-// then jumps between them from frame to frame, a point lost or confidently
-// wrong, where the motion prior picks the one the marker most likely moved
-// to (PyrLK, which starts at the previous position, stays there). Issue
-// 24, fifth session, measured on the 40-point tuning sample (box,
-// megamind; covered/silent of 80 points, 50 and 150 frames): global
-// maximum 78/8, 31/9; 0.01 81/5, 34/6; 0.02 78/9, 35/4; 0.03 79/8, 36/2;
-// 0.06 75/9, 34/6. The ground-truth clips do not change at 0.01-0.03.
-const peakTie = 0.03
-
 // search finds tpl (template radius r) in the frame within ±rad whole
 // pixels of (cx, cy): ZNCC at each candidate position (coarse then fine
-// when the window is wide; the coarse pass keeps the candidate nearest
-// (cx, cy) among near-equal ones, see peakTie), the best one refined by a
-// 2-D quadratic fit of the 3x3 scores around it.
+// when the window is wide), the best one refined by a 2-D quadratic fit of
+// the 3x3 scores around it.
 func (s *searcher) search(im image, tpl *prepared, r, cx, cy, rad int) match {
 	if tpl.norm < 1e-6 {
 		return match{x: float64(cx), y: float64(cy)}
@@ -150,24 +133,12 @@ func (s *searcher) coarse(tpl *prepared, rad int) (int, int) {
 	phi := (s.off - rad) & 1
 	s.half.shrink(&s.full, phi)
 	halve(tpl.z, s.ts, nb, &s.ht)
-	s.scores = s.scores[:0]
-	best := math.Inf(-1)
+	bx, by, best := 0, 0, math.Inf(-1)
 	for dy := -rad; dy <= rad; dy += coarseStride {
 		for dx := -rad; dx <= rad; dx += coarseStride {
-			v := s.half.score(&s.ht, (s.off+dx-phi)/2, (s.off+dy-phi)/2, nb)
-			s.scores = append(s.scores, v)
-			best = max(best, v)
-		}
-	}
-	// The candidate nearest the window's center (the prediction) among
-	// those within peakTie of the best.
-	bx, by, far, k := 0, 0, math.MaxInt, 0
-	for dy := -rad; dy <= rad; dy += coarseStride {
-		for dx := -rad; dx <= rad; dx += coarseStride {
-			if d := dx*dx + dy*dy; s.scores[k] >= best-peakTie && d < far {
-				bx, by, far = dx, dy, d
+			if v := s.half.score(&s.ht, (s.off+dx-phi)/2, (s.off+dy-phi)/2, nb); v > best {
+				bx, by, best = dx, dy, v
 			}
-			k++
 		}
 	}
 	return bx, by

@@ -5,8 +5,7 @@
 // every traced frame it predicts the marker's position from its last motion
 // (constant velocity), computes the zero-mean normalised cross-correlation
 // (ZNCC) of the template at every whole-pixel position of a search window
-// around the prediction, takes the best (of near-equal ones, the nearest
-// the prediction), and refines it to sub-pixel
+// around the prediction, takes the best, and refines it to sub-pixel
 // precision: a 2-D quadratic fit of the 3x3 scores around it, then a few
 // Lucas-Kanade (Gauss-Newton) iterations of the translation, gain and
 // offset of the previous frame's image around the marker on the bilinearly

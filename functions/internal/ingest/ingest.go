@@ -18,14 +18,11 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -153,51 +150,6 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return resp, nil
 }
 
-// ParseNotification decodes one SQS body as an S3 event notification and
-// returns the movie IDs of its object-created records under uploads/. A
-// test event (sent when the notification is configured) has none.
-func ParseNotification(body string) ([]string, error) {
-	var cont continuation
-	if err := json.Unmarshal([]byte(body), &cont); err == nil && cont.Ingest != nil {
-		if !domain.ValidMovieID(cont.Ingest.MovieID) {
-			return nil, fmt.Errorf("a continuation of movie %.70q", cont.Ingest.MovieID)
-		}
-		return []string{cont.Ingest.MovieID}, nil
-	}
-	var s3ev events.S3Event
-	if err := json.Unmarshal([]byte(body), &s3ev); err != nil {
-		return nil, fmt.Errorf("not an S3 event notification: %w", err)
-	}
-	var ids []string
-	for _, r := range s3ev.Records {
-		if r.EventSource != "aws:s3" || !strings.HasPrefix(r.EventName, "ObjectCreated:") {
-			continue
-		}
-		key, err := url.QueryUnescape(r.S3.Object.Key) // S3 form-encodes keys in events
-		if err != nil {
-			continue
-		}
-		if id := s3store.MovieIDOfUpload(key); domain.ValidMovieID(id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
-}
-
-// continuation is the body of an ingest's next range.
-type continuation struct {
-	Ingest *struct {
-		MovieID string `json:"movieId"`
-	} `json:"ingestContinuation"`
-}
-
-// ContinuationBody is the upload queue message that continues a movie's
-// ingest with its next range (where it starts is read from the row).
-func ContinuationBody(movieID string) string {
-	b, _ := json.Marshal(map[string]any{"ingestContinuation": map[string]string{"movieId": movieID}})
-	return string(b)
-}
-
 func (h *Handler) message(ctx context.Context, body string) error {
 	ids, err := ParseNotification(body)
 	if err != nil {
@@ -318,48 +270,6 @@ var (
 	probeUpload   = video.Probe
 	planRendition = media.PlanRendition
 )
-
-// decision is the movie's media.Decision: read from its record
-// (media.DecisionKey), or, when there is none (the first range; a record
-// lost, unreadable or of another version), decided from the upload and
-// recorded, so only the first range reads the whole upload before it
-// prepares. The record depends on the upload alone: a range that decides
-// again writes the same bytes under the same key, as a redone range writes
-// its chunks.
-func (h *Handler) decision(ctx context.Context, log *slog.Logger, movieID, src string) (media.Decision, error) {
-	key := media.DecisionKey(movieID)
-	data, err := h.opts.Files.Get(ctx, key)
-	switch {
-	case err == nil:
-		d, err := media.ParseDecision(data)
-		if err == nil {
-			return d, nil
-		}
-		log.Warn("ingest: the recorded decision cannot be used; deciding again", slog.String("error", err.Error()))
-	case !errors.Is(err, s3store.ErrNotFound):
-		return media.Decision{}, err
-	}
-	info, err := probeUpload(ctx, src)
-	if err != nil {
-		return media.Decision{}, err
-	}
-	d := media.Decision{Info: info, Plan: planRendition(ctx, src, info, h.opts.ChunkFrames)}
-	// Headers only; none (the zero Timing) when the rate is not constant
-	// or the container not indexed: a later range then counts frames.
-	if d.Timing, err = video.ProbeTiming(ctx, src); err != nil {
-		d.Timing = video.Timing{}
-	}
-	body, err := media.EncodeDecision(d)
-	if err != nil {
-		return d, err
-	}
-	if err := h.opts.Files.Put(ctx, key, media.DecisionType, body); err != nil {
-		return d, err
-	}
-	log.Info("ingest: rendition planned", slog.String("rendition", d.Plan.Rendition()),
-		slog.Int("chunkFrames", d.Plan.ChunkFrames), slog.String("why", d.Plan.Reason), slog.Int("recordBytes", len(body)))
-	return d, nil
-}
 
 // hardDeadline is when a range that has not finished its first chunk
 // gives up (media.ErrNoProgress): a minute (at most a tenth of the time

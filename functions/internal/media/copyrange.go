@@ -3,7 +3,6 @@ package media
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,11 +159,7 @@ func remuxWindow(ctx context.Context, bin string, in []string, p *CopyPlan, dir 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		msg := stderr.String()
-		if kind := video.Classify(msg); kind != nil {
-			return fmt.Errorf("%w (ffmpeg: %s)", kind, msg)
-		}
-		return fmt.Errorf("media: remux: %w: %s", err, msg)
+		return ffmpegFailure("remux", err, stderr.String())
 	}
 	return nil
 }

@@ -368,13 +368,20 @@ func Prepare(ctx context.Context, src string, o PrepareOptions, store func(conte
 				return res, err
 			}
 			if werr != nil {
-				msg := stderr.String()
-				if kind := video.Classify(msg); kind != nil {
-					return res, fmt.Errorf("%w (ffmpeg: %s)", kind, msg)
-				}
-				return res, fmt.Errorf("media: ffmpeg: %w: %s", werr, msg)
+				return res, ffmpegFailure("ffmpeg", werr, stderr.String())
 			}
 			return finish()
 		}
 	}
+}
+
+// ffmpegFailure is the error of an ffmpeg run (what: which run) that
+// failed with err and wrote msg: the video's kind of failure
+// (video.Classify: truncated, not a video, ...) where ffmpeg's words tell
+// it, else err.
+func ffmpegFailure(what string, err error, msg string) error {
+	if kind := video.Classify(msg); kind != nil {
+		return fmt.Errorf("%w (ffmpeg: %s)", kind, msg)
+	}
+	return fmt.Errorf("media: %s: %w: %s", what, err, msg)
 }

@@ -26,11 +26,12 @@ import (
 //   - the ingest's /tmp does not: it streams the upload over ranged GETs and
 //     holds at most 16 chunks (128 MiB of a remux) at once (package media);
 //   - the 900 s of one invocation does: the first range reads the whole
-//     upload about 2.1 times (probe and plan, measured by make sim-hour)
-//     before it prepares a frame, and must finish a chunk by its hard
-//     deadline (a minute before the timeout). At an assumed 75 MB/s from S3
-//     (not measured), 16 GiB is 17.2 GB x 2.1 / 75 MB/s = 480 s, 360 s to
-//     spare; 32 GiB would not fit. Later ranges read only the decision.
+//     upload about 3 times (probe and plan: 3.04x measured by make sim-hour
+//     on 2026-12-06) before it prepares a frame, and must finish a chunk by
+//     its hard deadline (a minute before the timeout). At an assumed 75 MB/s
+//     from S3 (not measured), 16 GiB is 17.2 GB x 3.04 / 75 MB/s = 696 s,
+//     144 s to spare; 32 GiB would not fit. Later ranges read only the
+//     decision.
 const MovieMaxBytes = 16 << 30
 
 // addFunctions creates the api, streamprocessor and worker functions, each

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -117,9 +118,11 @@ func (h *Handler) createMovie(w http.ResponseWriter, r *http.Request, c call) er
 	inParts := req.Parts && h.cfg.Multipart != nil && req.SizeBytes > h.cfg.PartBytes
 	if !inParts && req.SizeBytes > MaxPutBytes {
 		// S3 would refuse the PUT only once the client has sent 5 GiB.
-		msg := "a file over 5368709120 bytes (5 GiB) cannot be uploaded in one PUT: ask for an upload in parts (\"parts\": true)"
+		msg := fmt.Sprintf("a file over %d bytes (5 GiB) cannot be uploaded in one PUT", MaxPutBytes)
 		if h.cfg.Multipart == nil {
-			msg = "a file over 5368709120 bytes (5 GiB) cannot be uploaded in one PUT, and this API has no upload in parts"
+			msg += ", and this API has no upload in parts"
+		} else {
+			msg += ": ask for an upload in parts (\"parts\": true)"
 		}
 		return &domain.Error{Code: domain.CodeFileTooLarge, Field: "sizeBytes", Message: msg}
 	}

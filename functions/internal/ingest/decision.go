@@ -29,14 +29,14 @@ func (h *Handler) decision(ctx context.Context, log *slog.Logger, movieID, src s
 	case !errors.Is(err, s3store.ErrNotFound):
 		return media.Decision{}, err
 	}
-	// The probe gives the seek timing too (one ffprobe): none (the zero
-	// Timing) when the rate is not constant or the container not indexed,
-	// and a later range then counts frames.
-	info, timing, err := probeUpload(ctx, src)
+	// One ffprobe reads the upload once for the probe, the seek timing
+	// (none, the zero Timing, when the rate is not constant or the
+	// container not indexed: a later range then counts frames) and the
+	// rendition's plan.
+	d, err := decideUpload(ctx, src, h.opts.ChunkFrames)
 	if err != nil {
 		return media.Decision{}, err
 	}
-	d := media.Decision{Info: info, Timing: timing, Plan: planRendition(ctx, src, info, h.opts.ChunkFrames)}
 	body, err := media.EncodeDecision(d)
 	if err != nil {
 		return d, err

@@ -12,7 +12,7 @@ import (
 )
 
 // Only a movie's first range reads the upload to decide its rendition (the
-// probe and the plan, each a read of the whole upload); the later ranges
+// probe and the plan, one read of the whole upload); the later ranges
 // read the recorded decision. A range that finds the record gone (lost, or
 // an ingest begun before it existed) decides again, the same; frame k is
 // still frame k; the movie's deletion removes the record. For a remuxed
@@ -29,8 +29,8 @@ func TestLaterRangesReuseTheDecision(t *testing.T) {
 			e.upload("dec1", data)
 			want := func(n int64, when string) {
 				t.Helper()
-				if p, q := reads.Probes.Load(), reads.Plans.Load(); p != n || q != n {
-					t.Fatalf("%s: the upload was probed %d and planned %d times, want %d", when, p, q, n)
+				if d := reads.Decisions.Load(); d != n {
+					t.Fatalf("%s: the upload was read to decide %d times, want %d", when, d, n)
 				}
 			}
 			if resp := e.handle(e.receive()); len(resp.BatchItemFailures) != 0 {

@@ -6,25 +6,20 @@ import (
 	"testing"
 
 	"github.com/movietrace/tracinglocks/functions/internal/media"
-	"github.com/movietrace/tracinglocks/functions/internal/video"
 )
 
-// UploadReads counts the ingest's whole-upload reads made to decide a
-// movie's rendition: its probes and its plans.
-type UploadReads struct{ Probes, Plans atomic.Int64 }
+// UploadReads counts the ingest's reads of the whole upload to decide a
+// movie's rendition (one ffprobe each: the probe and the plan).
+type UploadReads struct{ Decisions atomic.Int64 }
 
 // CountUploadReads counts them until the test ends.
 func CountUploadReads(t testing.TB) *UploadReads {
 	r := &UploadReads{}
-	probe, plan := probeUpload, planRendition
-	probeUpload = func(ctx context.Context, src string) (video.Info, video.Timing, error) {
-		r.Probes.Add(1)
-		return probe(ctx, src)
+	decide := decideUpload
+	decideUpload = func(ctx context.Context, src string, chunkFrames int) (media.Decision, error) {
+		r.Decisions.Add(1)
+		return decide(ctx, src, chunkFrames)
 	}
-	planRendition = func(ctx context.Context, src string, info video.Info, chunkFrames int) media.Plan {
-		r.Plans.Add(1)
-		return plan(ctx, src, info, chunkFrames)
-	}
-	t.Cleanup(func() { probeUpload, planRendition = probe, plan })
+	t.Cleanup(func() { decideUpload = decide })
 	return r
 }

@@ -265,11 +265,8 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 	}
 }
 
-// Reading the upload to decide (variables: a test counts the reads).
-var (
-	probeUpload   = video.ProbeWithTiming
-	planRendition = media.PlanRendition
-)
+// Reading the upload to decide (a variable: a test counts the reads).
+var decideUpload = media.Decide
 
 // hardDeadline is when a range that has not finished its first chunk
 // gives up (media.ErrNoProgress): a minute (at most a tenth of the time

@@ -35,33 +35,68 @@ func (p Plan) Rendition() string {
 	return domain.RenditionX264
 }
 
+// scanArgs ask the probe's ffprobe (video.ProbeMore) for what a remux
+// plan reads: every packet's pts, flags, size and Adler-32, and the
+// keyframes decoded alone (-skip_frame nokey; an H.264 stream changes its
+// size only at an IDR picture) with their sizes, on one decoding thread
+// and without deblocking (a keyframe's size and the decoder's messages do
+// not depend on them, its CPU does).
+var scanArgs = []string{"-threads", "1", "-skip_loop_filter", "all", "-skip_frame", "nokey",
+	"-show_entries", "packet=stream_index,pts,flags,size,data_hash:frame=stream_index,width,height", "-show_data_hash", "adler32"}
+
+// Decide is the movie's decision from one ffprobe of src, which reads it
+// once: the probe (video.ProbeMore: the Info, the seek timing) and the
+// rendition's plan as PlanRendition makes it. (Before, the probe, the
+// timing, the packet scan and the keyframes were four ffprobes, each a
+// process's start, the scan and the keyframes two more reads of the
+// whole upload.) The keyframes of an upload that is not H.264 are decoded
+// too, for nothing: 2-18 ms of CPU on opencv-doc's files, whose encoding
+// takes seconds (docs/media.md).
+func Decide(ctx context.Context, src string, chunkFrames int) (Decision, error) {
+	p, err := video.ProbeMore(ctx, src, scanArgs...)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decision{Info: p.Info, Timing: p.Timing, Plan: planFrom(p, chunkFrames)}, nil
+}
+
 // PlanRendition decides how src is prepared: a remux when the upload is
 // already what the chunks would be (scan.go), else an encoding in chunks
 // of chunkFrames (DefaultChunkFrames when 0). For an H.264 upload it runs
-// one ffprobe, which reads every packet (no decoding but of keyframes) and
-// decodes the keyframes alone (-skip_frame nokey; an H.264 stream changes
-// its size only at an IDR picture): a stream whose size changes midway is
-// encoded (at one size), and so is one whose keyframes give a decoder
-// message. (Before, the scan and the keyframes were two ffprobes, each
-// reading the whole upload.) A scan that fails is a reason to encode, not
-// an error.
+// Decide's ffprobe (every packet read, the keyframes decoded alone) and
+// plans as Decide does, with info for the probe's. A scan that fails is a
+// reason to encode, not an error.
 func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames int) Plan {
-	if chunkFrames <= 0 {
-		chunkFrames = DefaultChunkFrames
+	p := video.Probed{Info: info}
+	if info.Codec == "h264" {
+		var err error
+		if p, err = video.ProbeMore(ctx, src, scanArgs...); err != nil {
+			return Plan{ChunkFrames: chunkSize(chunkFrames), Reason: "the packets could not be read: " + err.Error()}
+		}
+		p.Info = info
 	}
+	return planFrom(p, chunkFrames)
+}
+
+// chunkSize is an encoding's chunk size: n, or DefaultChunkFrames when 0.
+func chunkSize(n int) int {
+	if n <= 0 {
+		return DefaultChunkFrames
+	}
+	return n
+}
+
+// planFrom plans the rendition from a probe that ran with scanArgs: a
+// stream whose size changes midway is encoded (at one size), and so is
+// one whose probe gave any message.
+func planFrom(p video.Probed, chunkFrames int) Plan {
+	chunkFrames = chunkSize(chunkFrames)
 	encode := func(reason string) Plan { return Plan{ChunkFrames: chunkFrames, Reason: reason} }
+	info := p.Info
 	if info.Codec != "h264" {
 		return encode("the codec is " + info.Codec + ", not h264")
 	}
-	// One decoding thread and no deblocking: a keyframe's size and the
-	// decoder's messages do not depend on them, its CPU does.
-	out, msg, err := ffprobe(ctx, src, "-threads", "1", "-skip_loop_filter", "all", "-skip_frame", "nokey", "-select_streams", "v:0", "-show_entries",
-		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash:frame=width,height",
-		"-show_data_hash", "adler32", "-of", "compact=p=1:nk=0")
-	if err != nil {
-		return encode("the packets could not be read: " + err.Error())
-	}
-	st, pkts, err := parseScan(out)
+	st, pkts, err := parseScan(p.Output, p.Stream)
 	if err != nil {
 		return encode(err.Error())
 	}
@@ -71,8 +106,8 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	if plan == nil {
 		return encode(reason)
 	}
-	if msg != "" {
-		return encode("the keyframes could not be decoded: ffprobe: " + msg)
+	if p.Stderr != "" {
+		return encode("the keyframes could not be decoded: ffprobe: " + p.Stderr)
 	}
 	if reason := sizeChange(plan, st.keySizes); reason != "" {
 		return encode(reason)
@@ -81,29 +116,6 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 		return encode(fmt.Sprintf("the scan read %d packets where the probe counted %d", plan.Frames, info.FrameCount))
 	}
 	return Plan{Copy: plan, ChunkFrames: plan.GOP}
-}
-
-// ffprobe runs ffprobe -v error with args on src and returns its output
-// and what it wrote on its stderr (an ffprobe that completes may still
-// have met errors: a decoder's); err is a run that failed.
-func ffprobe(ctx context.Context, src string, args ...string) (out, msg string, err error) {
-	bin, err := video.FFprobePath()
-	if err != nil {
-		return "", "", err
-	}
-	in, err := video.InputArgs(src)
-	if err != nil {
-		return "", "", err
-	}
-	cmd := exec.CommandContext(ctx, bin, append(append([]string{"-v", "error"}, args...), in...)...)
-	stderr := video.NewTail(2048)
-	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
-	data, err := cmd.Output()
-	if err != nil {
-		return "", "", fmt.Errorf("ffprobe: %w: %s", err, stderr.String())
-	}
-	return string(data), stderr.String(), nil
 }
 
 // ErrCopyRejected: a remuxed chunk was not the upload's frames (its

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -270,5 +271,38 @@ func TestRemuxOfGarbagePackets(t *testing.T) {
 	truncate(t, cut, 80)
 	if _, err := video.Probe(context.Background(), cut); !errors.Is(err, video.ErrTruncated) {
 		t.Fatalf("an MP4 cut in its last GOP: %v", err)
+	}
+}
+
+// TestDecide: the ingest's one ffprobe (media.Decide) decides what Probe,
+// ProbeTiming and PlanRendition decide apart: a camera-like H.264 upload
+// is remuxed with the same plan (every packet's checksum), an FFV1 one
+// and an H.264 one whose keyframes come irregularly are encoded.
+func TestDecide(t *testing.T) {
+	ctx := context.Background()
+	src := source(t, 100)
+	for name, f := range map[string]string{
+		"camera":    h264(t, src, "camera.mp4", cameraGOP...),
+		"irregular": h264(t, src, "irregular.mp4", append(cameraGOP, "-force_key_frames", "expr:eq(n,45)")...),
+		"ffv1":      src,
+	} {
+		t.Run(name, func(t *testing.T) {
+			info, err := video.Probe(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			timing, err := video.ProbeTiming(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := media.Decision{Info: info, Timing: timing, Plan: media.PlanRendition(ctx, f, info, 0)}
+			got, err := media.Decide(ctx, f, 0)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("Decide %+v %v, want %+v", got, err, want)
+			}
+			if (name == "camera") != (got.Plan.Copy != nil) {
+				t.Fatalf("plan %+v (%s)", got.Plan, got.Plan.Reason)
+			}
+		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 // testDecisions are a remux's decision (every packet's checksum) and an
 // encoding's.
 func testDecisions(t testing.TB) []Decision {
-	st, pkts, err := parseScan(scanHead + gopPackets(40, 10))
+	st, pkts, err := parseScan(scanDoc(scanHead, gopPackets(40, 10)), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

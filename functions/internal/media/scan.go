@@ -1,6 +1,7 @@
 package media
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -53,111 +54,117 @@ type scanStream struct {
 	keySizes [][2]int
 }
 
-// parseScan reads ffprobe's compact output (-of compact=p=1:nk=0) of the
-// video stream's fields, the format's name, its packets (pts, flags, size,
-// data_hash) and its decoded keyframes (frame: width, height; their side
-// data lines skipped). Lines other than stream, format, program (a
-// program's own listing of its streams, skipped), packet, frame and
-// side_data are errors: the input is ffprobe's, anything else is garbage.
-func parseScan(data string) (scanStream, []scanPacket, error) {
+// scanOutput is the part of the probe's JSON (video.ProbeMore with
+// scanArgs) that a remux plan reads: the streams' fields, the format's,
+// and the packets and decoded keyframes of every video stream, in the
+// order ffprobe read and decoded them. ffprobe prints sizes as strings
+// and leaves out what it does not know (a packet without a pts).
+type scanOutput struct {
+	Entries []struct {
+		Type        string `json:"type"`
+		StreamIndex int    `json:"stream_index"`
+		PTS         *int64 `json:"pts"`
+		Flags       string `json:"flags"`
+		Size        string `json:"size"`
+		DataHash    string `json:"data_hash"`
+		Width       int    `json:"width"`
+		Height      int    `json:"height"`
+	} `json:"packets_and_frames"`
+	Streams []struct {
+		Index      int    `json:"index"`
+		CodecName  string `json:"codec_name"`
+		Profile    string `json:"profile"`
+		PixFmt     string `json:"pix_fmt"`
+		FieldOrder string `json:"field_order"`
+		SAR        string `json:"sample_aspect_ratio"`
+		TimeBase   string `json:"time_base"`
+		Width      int    `json:"width"`
+		Height     int    `json:"height"`
+	} `json:"streams"`
+	Format struct {
+		FormatName string `json:"format_name"`
+		StartTime  string `json:"start_time"`
+	} `json:"format"`
+}
+
+// parseScan reads the probe's JSON for stream index stream: its fields,
+// the format's name and start, its packets (pts, flags, size, data_hash)
+// and its decoded keyframes' sizes. Entries of other streams (a cover
+// picture) are skipped; a packet without a pts or flags, a frame without
+// a size, a missing stream or time base, a stream that is not the first
+// video stream, or anything that is not JSON of this shape is an error:
+// the input is ffprobe's, anything else is garbage.
+func parseScan(data []byte, stream int) (scanStream, []scanPacket, error) {
+	var out scanOutput
 	var st scanStream
+	if err := json.Unmarshal(data, &out); err != nil {
+		return st, nil, fmt.Errorf("media: scan output: %w", err)
+	}
+	found := false
+	for i, s := range out.Streams {
+		if s.Index != stream {
+			continue
+		}
+		if i != 0 {
+			// The remux and the encoding read the first video stream
+			// (-map 0:v:0); the probe described another (the first is a
+			// cover picture).
+			return st, nil, fmt.Errorf("media: the video stream %d is not the file's first", stream)
+		}
+		found = true
+		st = scanStream{codec: s.CodecName, profile: s.Profile, pixFmt: s.PixFmt, fieldOrder: s.FieldOrder, sar: s.SAR,
+			width: s.Width, height: s.Height}
+		num, den, ok := strings.Cut(s.TimeBase, "/")
+		if !ok {
+			return st, nil, fmt.Errorf("media: scan time base %.40q", s.TimeBase)
+		}
+		var err1, err2 error
+		st.tbNum, err1 = strconv.ParseInt(num, 10, 64)
+		st.tbDen, err2 = strconv.ParseInt(den, 10, 64)
+		if err1 != nil || err2 != nil || st.tbNum <= 0 || st.tbDen <= 0 {
+			return st, nil, fmt.Errorf("media: scan time base %.40q", s.TimeBase)
+		}
+		break
+	}
+	if !found {
+		return st, nil, fmt.Errorf("media: the scan has no stream %d", stream)
+	}
+	st.format = out.Format.FormatName
+	if v, err := strconv.ParseFloat(out.Format.StartTime, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		st.start = v
+	}
 	var pkts []scanPacket
-	streams := 0
-	for _, line := range compactLines(data) {
-		section, rest, _ := strings.Cut(line, "|")
-		fields := compactFields(rest)
-		switch section {
-		case "stream":
-			streams++
-			st.codec, st.profile, st.pixFmt = fields["codec_name"], fields["profile"], fields["pix_fmt"]
-			st.fieldOrder, st.sar = fields["field_order"], fields["sample_aspect_ratio"]
-			st.width, _ = strconv.Atoi(fields["width"])
-			st.height, _ = strconv.Atoi(fields["height"])
-			num, den, ok := strings.Cut(fields["time_base"], "/")
-			if !ok {
-				return st, nil, fmt.Errorf("media: scan time base %.40q", fields["time_base"])
-			}
-			var err1, err2 error
-			st.tbNum, err1 = strconv.ParseInt(num, 10, 64)
-			st.tbDen, err2 = strconv.ParseInt(den, 10, 64)
-			if err1 != nil || err2 != nil || st.tbNum <= 0 || st.tbDen <= 0 {
-				return st, nil, fmt.Errorf("media: scan time base %.40q", fields["time_base"])
-			}
-		case "program", "side_data":
-			// A program's listing repeats its streams (MPEG-TS); a frame's
-			// side data may come on a line of its own.
-		case "frame":
-			fw, err1 := strconv.Atoi(fields["width"])
-			fh, err2 := strconv.Atoi(fields["height"])
-			if err1 != nil || err2 != nil || fw <= 0 || fh <= 0 {
-				return st, nil, fmt.Errorf("media: keyframe size %.20qx%.20q", fields["width"], fields["height"])
-			}
-			st.keySizes = append(st.keySizes, [2]int{fw, fh})
-		case "format":
-			st.format = fields["format_name"]
-			if v, err := strconv.ParseFloat(fields["start_time"], 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
-				st.start = v
-			}
+	for _, e := range out.Entries {
+		if e.StreamIndex != stream {
+			continue
+		}
+		switch e.Type {
 		case "packet":
-			pts, err := strconv.ParseInt(fields["pts"], 10, 64)
-			if err != nil {
-				return st, nil, fmt.Errorf("media: packet %d has no pts (%.20q)", len(pkts), fields["pts"])
+			if e.PTS == nil {
+				return st, nil, fmt.Errorf("media: packet %d has no pts", len(pkts))
 			}
-			flags := fields["flags"]
-			if len(flags) < 2 {
-				return st, nil, fmt.Errorf("media: packet %d flags %.20q", len(pkts), flags)
+			if len(e.Flags) < 2 {
+				return st, nil, fmt.Errorf("media: packet %d flags %.20q", len(pkts), e.Flags)
 			}
 			sum := packetSum{}
-			if size, err := strconv.Atoi(fields["size"]); err == nil && size >= 0 {
-				if hex, ok := strings.CutPrefix(fields["data_hash"], "adler32:"); ok && len(hex) == 8 {
+			if size, err := strconv.Atoi(e.Size); err == nil && size >= 0 {
+				if hex, ok := strings.CutPrefix(e.DataHash, "adler32:"); ok && len(hex) == 8 {
 					if v, err := strconv.ParseUint(hex, 16, 32); err == nil {
 						sum = packetSum{size: size, adler: uint32(v), ok: true}
 					}
 				}
 			}
-			pkts = append(pkts, scanPacket{pts: pts, key: flags[0] == 'K', drop: strings.Contains(flags, "D"), sum: sum})
+			pkts = append(pkts, scanPacket{pts: *e.PTS, key: e.Flags[0] == 'K', drop: strings.Contains(e.Flags, "D"), sum: sum})
+		case "frame":
+			if e.Width <= 0 || e.Height <= 0 {
+				return st, nil, fmt.Errorf("media: keyframe size %dx%d", e.Width, e.Height)
+			}
+			st.keySizes = append(st.keySizes, [2]int{e.Width, e.Height})
 		default:
-			return st, nil, fmt.Errorf("media: scan line %.40q", line)
+			return st, nil, fmt.Errorf("media: scan entry %.20q", e.Type)
 		}
-	}
-	if streams != 1 {
-		return st, nil, fmt.Errorf("media: scan has %d video streams", streams)
 	}
 	return st, pkts, nil
-}
-
-// compactLines splits ffprobe's compact output into its sections' lines:
-// a nested section (a packet's side data) continues its parent's line on
-// lines that start with "|".
-func compactLines(data string) []string {
-	var out []string
-	for line := range strings.Lines(data) {
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-		case strings.HasPrefix(line, "|") && len(out) > 0:
-			out[len(out)-1] += line
-		default:
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-// compactFields reads one line of ffprobe's compact output (after its
-// section name): key=value fields separated by "|". A nested section's
-// name (side_data) has no "=" and is skipped, and a key seen twice keeps
-// its first value (the stream's own, not a nested section's).
-func compactFields(rest string) map[string]string {
-	fields := map[string]string{}
-	for kv := range strings.SplitSeq(rest, "|") {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			if _, seen := fields[k]; !seen {
-				fields[k] = v
-			}
-		}
-	}
-	return fields
 }
 
 // sizeChange says why a remux plan cannot hold frames of these sizes (its

@@ -12,12 +12,20 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/video"
 )
 
-const scanHead = "stream|codec_name=h264|profile=High|width=320|height=240|sample_aspect_ratio=1:1|pix_fmt=yuv420p|field_order=progressive|time_base=1/15360\n" +
-	"format|format_name=mov,mp4,m4a,3gp,3g2,mj2|start_time=0.000000\n"
+// scanHead is the probe's streams and format (stream 0: H.264 320x240),
+// scanDoc a whole probe output with these entries (packets and frames,
+// JSON objects separated by commas).
+const scanHead = `"streams":[{"index":0,"codec_type":"video","codec_name":"h264","profile":"High","width":320,"height":240,"sample_aspect_ratio":"1:1","pix_fmt":"yuv420p","field_order":"progressive","time_base":"1/15360"}],` +
+	`"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","start_time":"0.000000"}`
+
+func scanDoc(head, entries string) []byte {
+	return []byte(`{"packets_and_frames":[` + strings.TrimSuffix(entries, ",") + `],` + head + `}`)
+}
 
 // gopPackets writes the packets of frames frames in decode order with a
 // keyframe every g and one B-frame between references (display order
-// I P B P B ...: each P is sent before the B shown before it).
+// I P B P B ...: each P is sent before the B shown before it), each
+// followed by a comma.
 func gopPackets(frames, g int) string {
 	var b strings.Builder
 	for start := 0; start < frames; start += g {
@@ -35,14 +43,14 @@ func gopPackets(frames, g int) string {
 			if f == start {
 				flags = "K_"
 			}
-			fmt.Fprintf(&b, "packet|pts=%d|flags=%s|size=%d|data_hash=adler32:%08x\n", 512*f, flags, 100+f, f)
+			fmt.Fprintf(&b, `{"type":"packet","stream_index":0,"pts":%d,"flags":"%s","size":"%d","data_hash":"adler32:%08x"},`, 512*f, flags, 100+f, f)
 		}
 	}
 	return b.String()
 }
 
 func TestParseScanAndPlan(t *testing.T) {
-	st, pkts, err := parseScan(scanHead + gopPackets(100, 30))
+	st, pkts, err := parseScan(scanDoc(scanHead, gopPackets(100, 30)), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,26 +58,27 @@ func TestParseScanAndPlan(t *testing.T) {
 	if plan == nil || plan.GOP != 30 || plan.Frames != 100 || plan.Step != 1.0/30 || len(plan.chunkSums(3)) != 10 || plan.chunkSums(1)[0] != (packetSum{size: 130, adler: 30, ok: true}) {
 		t.Fatalf("%+v %s", plan, reason)
 	}
+	pkt := func(fields string) string { return `{"type":"packet","stream_index":0,` + fields + `},` }
 	for _, c := range []struct {
-		name, data, why string
-		rotation        int
+		name, head, entries, why string
+		rotation                 int
 	}{
-		{"irregular", scanHead + strings.Replace(gopPackets(100, 30), "pts=23040|flags=__", "pts=23040|flags=K_", 1), "not every 30", 0},
-		{"open GOP", scanHead + strings.Replace(strings.Replace(gopPackets(100, 30), "pts=14848|", "pts=15872|", 1), "pts=15360|flags=K_", "pts=14848|flags=K_", 1), "not closed", 0},
-		{"variable rate", scanHead + strings.Replace(gopPackets(100, 30), "pts=25600|", "pts=25500|", 1), "not constant", 0},
-		{"discarded", scanHead + strings.Replace(gopPackets(100, 30), "flags=K_", "flags=KD", 1), "edit list", 0},
-		{"long GOP", scanHead + gopPackets(300, 150), "interval 150", 0},
-		{"rotated", scanHead + gopPackets(100, 30), "rotated", 90},
-		{"hevc", strings.Replace(scanHead, "h264", "hevc", 1) + gopPackets(10, 5), "hevc", 0},
-		{"odd size", strings.Replace(scanHead, "width=320", "width=321", 1) + gopPackets(10, 5), "even", 0},
-		{"High 10", strings.Replace(scanHead, "profile=High", "profile=High 10", 1) + gopPackets(10, 5), "profile", 0},
-		{"interlaced", strings.Replace(scanHead, "progressive", "tt", 1) + gopPackets(10, 5), "interlaced", 0},
-		{"AVI", strings.Replace(scanHead, "mov,mp4,m4a,3gp,3g2,mj2", "avi", 1) + gopPackets(10, 5), "container", 0},
-		{"no packets", scanHead, "no packets", 0},
-		{"no checksum", scanHead + "packet|pts=0|flags=K_|size=3\n", "checksum", 0},
-		{"bad checksum", scanHead + "packet|pts=0|flags=K_|size=3|data_hash=CRC32:00000001\n", "checksum", 0},
+		{"irregular", scanHead, strings.Replace(gopPackets(100, 30), `"pts":23040,"flags":"__"`, `"pts":23040,"flags":"K_"`, 1), "not every 30", 0},
+		{"open GOP", scanHead, strings.Replace(strings.Replace(gopPackets(100, 30), `"pts":14848,`, `"pts":15872,`, 1), `"pts":15360,"flags":"K_"`, `"pts":14848,"flags":"K_"`, 1), "not closed", 0},
+		{"variable rate", scanHead, strings.Replace(gopPackets(100, 30), `"pts":25600,`, `"pts":25500,`, 1), "not constant", 0},
+		{"discarded", scanHead, strings.Replace(gopPackets(100, 30), `"flags":"K_"`, `"flags":"KD"`, 1), "edit list", 0},
+		{"long GOP", scanHead, gopPackets(300, 150), "interval 150", 0},
+		{"rotated", scanHead, gopPackets(100, 30), "rotated", 90},
+		{"hevc", strings.Replace(scanHead, "h264", "hevc", 1), gopPackets(10, 5), "hevc", 0},
+		{"odd size", strings.Replace(scanHead, `"width":320`, `"width":321`, 1), gopPackets(10, 5), "even", 0},
+		{"High 10", strings.Replace(scanHead, `"profile":"High"`, `"profile":"High 10"`, 1), gopPackets(10, 5), "profile", 0},
+		{"interlaced", strings.Replace(scanHead, "progressive", "tt", 1), gopPackets(10, 5), "interlaced", 0},
+		{"AVI", strings.Replace(scanHead, "mov,mp4,m4a,3gp,3g2,mj2", "avi", 1), gopPackets(10, 5), "container", 0},
+		{"no packets", scanHead, "", "no packets", 0},
+		{"no checksum", scanHead, pkt(`"pts":0,"flags":"K_","size":"3"`), "checksum", 0},
+		{"bad checksum", scanHead, pkt(`"pts":0,"flags":"K_","size":"3","data_hash":"CRC32:00000001"`), "checksum", 0},
 	} {
-		st, pkts, err := parseScan(c.data)
+		st, pkts, err := parseScan(scanDoc(c.head, c.entries), 0)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -77,18 +86,23 @@ func TestParseScanAndPlan(t *testing.T) {
 			t.Errorf("%s: %+v %q, want a reason with %q", c.name, plan, reason, c.why)
 		}
 	}
-	for _, bad := range []string{
-		"", "garbage\n", scanHead + scanHead, scanHead + "packet|pts=N/A|flags=K_\n", scanHead + "packet|pts=0|flags=K\n",
-		strings.Replace(scanHead, "1/15360", "0/0", 1), strings.Replace(scanHead, "time_base=1/15360", "", 1), "frame|pts=0\n" + scanHead,
+	for _, bad := range [][]byte{
+		nil, []byte("garbage\n"), []byte(`{"packets_and_frames":[],"streams":[]}`),
+		scanDoc(scanHead, pkt(`"flags":"K_"`)), scanDoc(scanHead, pkt(`"pts":0,"flags":"K"`)), scanDoc(scanHead, pkt(`"pts":"N/A","flags":"K_"`)),
+		scanDoc(strings.Replace(scanHead, "1/15360", "0/0", 1), ""), scanDoc(strings.Replace(scanHead, `"time_base":"1/15360"`, `"tb":"1"`, 1), ""),
+		scanDoc(scanHead, `{"type":"side_data","stream_index":0},`), scanDoc(strings.Replace(scanHead, `"index":0`, `"index":1`, 1), gopPackets(10, 5)),
+		scanDoc(strings.Replace(scanHead, `"streams":[`, `"streams":[{"index":1,"codec_name":"png","time_base":"1/90000"},`, 1), gopPackets(10, 5)),
 	} {
-		if _, _, err := parseScan(bad); err == nil {
+		if _, _, err := parseScan(bad, 0); err == nil {
 			t.Errorf("%.60q accepted", bad)
 		}
 	}
-	// A packet's side data continues its line (MPEG-TS).
-	st, pkts, err = parseScan(scanHead + "packet|pts=0|flags=K_|size=7|side_data|\n|data_hash=adler32:00000001\n")
-	if err != nil || len(pkts) != 1 || pkts[0].sum != (packetSum{size: 7, adler: 1, ok: true}) || st.start != 0 {
-		t.Fatalf("%+v %v", pkts, err)
+	// A packet's side data is skipped; so are another stream's packets
+	// and frames (a cover picture's).
+	other := `{"type":"packet","stream_index":1,"pts":0,"flags":"K_","size":"5","data_hash":"adler32:00000002"},{"type":"frame","stream_index":1,"width":600,"height":600},`
+	st, pkts, err = parseScan(scanDoc(scanHead, other+pkt(`"pts":0,"flags":"K_","size":"7","side_data_list":[{"side_data_type":"MPEGTS Stream ID"}],"data_hash":"adler32:00000001"`)+other), 0)
+	if err != nil || len(pkts) != 1 || pkts[0].sum != (packetSum{size: 7, adler: 1, ok: true}) || st.start != 0 || len(st.keySizes) != 0 {
+		t.Fatalf("%+v %+v %v", st, pkts, err)
 	}
 }
 
@@ -108,41 +122,44 @@ func TestParseFrameCRC(t *testing.T) {
 }
 
 // TestKeyFrameSizes: a remux needs every decoded keyframe at the plan's
-// size; the scan's frame lines (with their side data lines, and
-// interleaved with the packets as ffprobe prints them) are read, and a
-// frame line without a size is refused.
+// size; the probe's frame entries (interleaved with the packets as ffprobe
+// prints them, with their side data) are read, and a frame without a size
+// is refused.
 func TestKeyFrameSizes(t *testing.T) {
 	plan := &CopyPlan{GOP: 10, Width: 320, Height: 240}
-	const keys = "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n"
-	for _, c := range []struct{ data, why string }{
-		{keys, ""},
-		{keys + "frame|width=640|height=480\n", "the frame size changes from 320x240 to 640x480"},
+	frame := func(w, h int) string {
+		return fmt.Sprintf(`{"type":"frame","stream_index":0,"width":%d,"height":%d,"side_data_list":[{"side_data_type":"H.26[45] User Data Unregistered SEI message"}]},`, w, h)
+	}
+	for _, c := range []struct{ entries, why string }{
+		{frame(320, 240) + frame(320, 240), ""},
+		{frame(320, 240) + frame(640, 480), "the frame size changes from 320x240 to 640x480"},
 		{"", "no keyframe was decoded"},
-		{gopPackets(3, 10) + "frame|width=320|height=240\n" + gopPackets(3, 10), ""},
+		{gopPackets(3, 10) + frame(320, 240) + gopPackets(3, 10), ""},
 	} {
-		st, _, err := parseScan(scanHead + c.data)
+		st, _, err := parseScan(scanDoc(scanHead, c.entries), 0)
 		if err != nil {
-			t.Fatalf("%q: %v", c.data, err)
+			t.Fatalf("%q: %v", c.entries, err)
 		}
 		if got := sizeChange(plan, st.keySizes); got != c.why {
-			t.Errorf("%q: %q, want %q", c.data, got, c.why)
+			t.Errorf("%q: %q, want %q", c.entries, got, c.why)
 		}
 	}
-	for _, bad := range []string{"frame|width=0|height=2\n", "frame|width=2\n", "frame|pts=0\n", "garbage\n", "frame|width=1e3|height=2\n"} {
-		if _, _, err := parseScan(scanHead + bad); err == nil {
+	for _, bad := range []string{`{"type":"frame","stream_index":0,"width":0,"height":2},`, `{"type":"frame","stream_index":0,"width":2},`,
+		`{"type":"frame","stream_index":0,"width":"2","height":2},`, `{"type":"frame","stream_index":0,"width":1e3,"height":2},`} {
+		if _, _, err := parseScan(scanDoc(scanHead, bad), 0); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
 func FuzzParseScan(f *testing.F) {
-	f.Add(scanHead + gopPackets(40, 10))
-	f.Add(scanHead + "packet|pts=0|flags=K_|size=9|side_data|\n|data_hash=adler32:00000001\n")
-	f.Add(strings.Replace(scanHead, "1/15360", "1/0", 1) + gopPackets(3, 1))
-	f.Add(scanHead + gopPackets(20, 10) + "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n")
-	f.Add(scanHead + "frame|width=96|height=64\nframe|width=128|height=96\nframe|width=-1|height=2\n|x=1\n")
-	f.Fuzz(func(t *testing.T, data string) {
-		st, pkts, err := parseScan(data)
+	f.Add(scanDoc(scanHead, gopPackets(40, 10)))
+	f.Add(scanDoc(scanHead, `{"type":"packet","stream_index":0,"pts":0,"flags":"K_","size":"9","side_data_list":[{}],"data_hash":"adler32:00000001"}`))
+	f.Add(scanDoc(strings.Replace(scanHead, "1/15360", "1/0", 1), gopPackets(3, 1)))
+	f.Add(scanDoc(scanHead, gopPackets(20, 10)+`{"type":"frame","stream_index":0,"width":320,"height":240},{"type":"frame","stream_index":1,"width":-1,"height":2}`))
+	f.Add(scanDoc(scanHead, `{"type":"frame","stream_index":0,"width":96,"height":64},{"type":"frame","stream_index":0,"width":128,"height":96}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, pkts, err := parseScan(data, 0)
 		if err != nil {
 			return
 		}

@@ -36,58 +36,71 @@ func (e *UnsupportedCodecError) Is(target error) bool { return target == ErrUnsu
 // packets (no decoding) to count the frames, so a file cut short is reported
 // as ErrTruncated even when its index promises more.
 func Probe(ctx context.Context, src string) (Info, error) {
-	info, _, err := probe(ctx, src)
-	return info, err
+	p, err := probe(ctx, src)
+	return p.Info, err
 }
 
-// ProbeWithTiming is Probe and ProbeTiming from one ffprobe: the probe's
-// output holds every field ProbeTiming reads (the streams' rates, start
-// times and dispositions, the format's name and start time), so a reader
-// that needs both (the ingest's decision) starts one process, not two
-// (each start costs about 0.05-0.09 CPU-s on the 2-core machine:
-// docs/media.md). The Timing is ProbeTiming's for the same file
-// (TestProbeWithTiming), or the zero Timing ("do not seek") where
-// ProbeTiming would have failed.
-func ProbeWithTiming(ctx context.Context, src string) (Info, Timing, error) {
-	info, out, err := probe(ctx, src)
-	if err != nil {
-		return Info{}, Timing{}, err
-	}
-	timing, err := parseTiming(out)
-	if err != nil {
-		timing = Timing{}
-	}
-	return info, timing, nil
+// Probed is what one ffprobe of a movie said: Probe's Info, ProbeTiming's
+// Timing, the described stream's index in the file, and, for a caller
+// that asked the same run for more (ProbeMore), ffprobe's JSON and what
+// it wrote on its stderr (a decoder's messages in a run that completed).
+type Probed struct {
+	Info   Info
+	Timing Timing
+	Stream int
+	Output []byte
+	Stderr string
 }
 
-// probe is Probe, with ffprobe's output.
-func probe(ctx context.Context, src string) (Info, []byte, error) {
+// ProbeMore is Probe and ProbeTiming from one ffprobe (the probe's output
+// holds every field ProbeTiming reads: the streams' rates, start times and
+// dispositions, the format's name and start time), with extra arguments
+// for the same run (before the input: codec options, more -show_entries),
+// so a caller that needs more of the file (the ingest's decision: every
+// packet and the decoded keyframes, media.Decide) reads it once, in one
+// process (a start costs 0.05-0.09 CPU-s on the 2-core machine). Its Info
+// and Timing are Probe's and ProbeTiming's whatever the extra arguments
+// (TestProbeMore), the Timing zero ("do not seek") where ProbeTiming would
+// have failed.
+func ProbeMore(ctx context.Context, src string, extra ...string) (Probed, error) {
+	p, err := probe(ctx, src, extra...)
+	if err != nil {
+		return Probed{}, err
+	}
+	if p.Timing, err = parseTiming(p.Output); err != nil {
+		p.Timing = Timing{}
+	}
+	return p, nil
+}
+
+// probe is Probe, with ffprobe's output and extra arguments.
+func probe(ctx context.Context, src string, extra ...string) (Probed, error) {
 	in, err := input(src)
 	if err != nil {
-		return Info{}, nil, err
+		return Probed{}, err
 	}
 	bin, err := ffprobePath()
 	if err != nil {
-		return Info{}, nil, err
+		return Probed{}, err
 	}
 	if !isURL(src) {
 		st, err := os.Stat(src)
 		if err != nil {
-			return Info{}, nil, fmt.Errorf("video: probe: %w", err)
+			return Probed{}, fmt.Errorf("video: probe: %w", err)
 		}
 		if st.Size() == 0 {
-			return Info{}, nil, ErrEmpty
+			return Probed{}, ErrEmpty
 		}
 	}
-	args := append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams",
-		"-count_packets", "-select_streams", "v"}, in...)
+	args := append(append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams",
+		"-count_packets", "-select_streams", "v"}, extra...), in...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
 	out, runErr := cmd.Output()
 	if ctx.Err() != nil {
-		return Info{}, nil, ctx.Err()
+		return Probed{}, ctx.Err()
 	}
 	msg := stderr.String()
 	if runErr != nil {
@@ -96,18 +109,18 @@ func probe(ctx context.Context, src string) (Info, []byte, error) {
 			kind = ErrTruncated // an MP4 whose index (at its end) never arrived
 		}
 		if kind == nil {
-			return Info{}, nil, fmt.Errorf("video: ffprobe: %w: %s", runErr, msg)
+			return Probed{}, fmt.Errorf("video: ffprobe: %w: %s", runErr, msg)
 		}
-		return Info{}, nil, fmt.Errorf("%w (ffprobe: %s)", kind, msg)
+		return Probed{}, fmt.Errorf("%w (ffprobe: %s)", kind, msg)
 	}
-	info, err := parseProbe(out)
+	info, stream, err := parseProbeStream(out)
 	if err != nil {
-		return Info{}, nil, err
+		return Probed{}, err
 	}
 	if strings.Contains(msg, "partial file") {
-		return Info{}, nil, fmt.Errorf("%w (ffprobe: %s)", ErrTruncated, msg)
+		return Probed{}, fmt.Errorf("%w (ffprobe: %s)", ErrTruncated, msg)
 	}
-	return info, out, nil
+	return Probed{Info: info, Stream: stream, Output: out, Stderr: msg}, nil
 }
 
 // looksLikeMP4 reports whether src starts with an ISO BMFF "ftyp" box.
@@ -144,6 +157,7 @@ func looksLikeMP4(ctx context.Context, src string) bool {
 // prints most numbers as strings.
 type probeOutput struct {
 	Streams []struct {
+		Index         int    `json:"index"`
 		CodecType     string `json:"codec_type"`
 		CodecName     string `json:"codec_name"`
 		Width         int    `json:"width"`
@@ -174,38 +188,44 @@ type probeOutput struct {
 // parseProbe decodes ffprobe's JSON (-show_format -show_streams
 // -count_packets) into an Info, checking every figure.
 func parseProbe(data []byte) (Info, error) {
+	info, _, err := parseProbeStream(data)
+	return info, err
+}
+
+// parseProbeStream is parseProbe, with the index of the stream described.
+func parseProbeStream(data []byte) (Info, int, error) {
 	var p probeOutput
 	if err := json.Unmarshal(data, &p); err != nil {
-		return Info{}, fmt.Errorf("video: ffprobe output: %w", err)
+		return Info{}, 0, fmt.Errorf("video: ffprobe output: %w", err)
 	}
 	if strings.Contains(p.Format.FormatName, "image2") || strings.HasSuffix(p.Format.FormatName, "_pipe") {
-		return Info{}, fmt.Errorf("%w (%.40s)", ErrStillImage, p.Format.FormatName)
+		return Info{}, 0, fmt.Errorf("%w (%.40s)", ErrStillImage, p.Format.FormatName)
 	}
 	for _, s := range p.Streams {
 		if s.CodecType != "video" || s.Disposition.AttachedPic != 0 {
 			continue
 		}
 		if s.CodecName == "" || s.CodecName == "none" || safeName(s.CodecName) != s.CodecName {
-			return Info{}, &UnsupportedCodecError{Codec: safeName(s.CodecName)}
+			return Info{}, 0, &UnsupportedCodecError{Codec: safeName(s.CodecName)}
 		}
 		if s.Width <= 0 || s.Height <= 0 {
-			return Info{}, fmt.Errorf("%w: no frame size", ErrNotVideo)
+			return Info{}, 0, fmt.Errorf("%w: no frame size", ErrNotVideo)
 		}
 		if s.Width > MaxDimension || s.Height > MaxDimension {
-			return Info{}, &TooLargeError{Width: s.Width, Height: s.Height}
+			return Info{}, 0, &TooLargeError{Width: s.Width, Height: s.Height}
 		}
 		frames, err := count(s.NbReadPackets)
 		if n, perr := strconv.Atoi(s.NbReadPackets); perr == nil && n > MaxFrames {
-			return Info{}, fmt.Errorf("%w: %d", ErrTooManyFrames, n)
+			return Info{}, 0, fmt.Errorf("%w: %d", ErrTooManyFrames, n)
 		}
 		if err != nil {
-			return Info{}, fmt.Errorf("video: ffprobe nb_read_packets: %w", err)
+			return Info{}, 0, fmt.Errorf("video: ffprobe nb_read_packets: %w", err)
 		}
 		if frames == 0 {
-			return Info{}, ErrNoFrames
+			return Info{}, 0, ErrNoFrames
 		}
 		if promised, err := count(s.NbFrames); err == nil && promised > frames {
-			return Info{}, fmt.Errorf("%w: %d of %d frames readable", ErrTruncated, frames, promised)
+			return Info{}, 0, fmt.Errorf("%w: %d of %d frames readable", ErrTruncated, frames, promised)
 		}
 		rate, ok := ratio(s.AvgFrameRate)
 		if !ok {
@@ -214,10 +234,10 @@ func parseProbe(data []byte) (Info, error) {
 				// is not a video.
 				for _, declared := range []string{s.AvgFrameRate, s.RFrameRate} {
 					if r, ok := anyRatio(declared); ok {
-						return Info{}, &FrameRateError{Rate: r}
+						return Info{}, 0, &FrameRateError{Rate: r}
 					}
 				}
-				return Info{}, fmt.Errorf("%w: no frame rate", ErrNotVideo)
+				return Info{}, 0, fmt.Errorf("%w: no frame rate", ErrNotVideo)
 			}
 		}
 		dur, ok := seconds(s.Duration)
@@ -245,9 +265,9 @@ func parseProbe(data []byte) (Info, error) {
 			sarN, sarD = n, d
 		}
 		return Info{FrameCount: frames, FrameRate: rate, Width: s.Width, Height: s.Height, Duration: d, Codec: s.CodecName,
-			Rotation: rot, SampleAspect: [2]int{sarN, sarD}}, nil
+			Rotation: rot, SampleAspect: [2]int{sarN, sarD}}, s.Index, nil
 	}
-	return Info{}, ErrNoVideoStream
+	return Info{}, 0, ErrNoVideoStream
 }
 
 // aspect parses a sample aspect ratio "num:den" (ffprobe prints "0:1" or

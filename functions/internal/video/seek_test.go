@@ -158,10 +158,12 @@ func BenchmarkLateStart(b *testing.B) {
 	}
 }
 
-// TestProbeWithTiming: one ffprobe gives what Probe and ProbeTiming give
-// apart, for indexed and unindexed containers, a video stream that starts
-// after the file (an offset) and a rate that is not constant (no timing).
-func TestProbeWithTiming(t *testing.T) {
+// TestProbeMore: one ffprobe gives what Probe and ProbeTiming give apart,
+// with or without extra arguments (the remux plan's: one decoding thread,
+// keyframes only, packets and frames listed), for indexed and unindexed
+// containers, a video stream that starts after the file (an offset; it is
+// the file's second stream) and a rate that is not constant (no timing).
+func TestProbeMore(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	made := func(name string, args ...string) string {
@@ -176,15 +178,17 @@ func TestProbeWithTiming(t *testing.T) {
 		"-vf", "setpts='if(lt(N,10),N,2*N)/(25*TB)'", "-vsync", "passthrough", "-c:v", "libx264", "-preset", "ultrafast")
 	late := made("late.mkv", "-f", "lavfi", "-i", "sine=d=2", "-itsoffset", "0.4", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:d=1.2",
 		"-map", "0:a", "-map", "1:v", "-c:v", "ffv1", "-c:a", "flac")
+	extra := []string{"-threads", "1", "-skip_frame", "nokey", "-show_entries", "packet=stream_index,pts:frame=stream_index,width"}
 	for name, c := range map[string]struct {
-		src  string
-		want video.Timing
+		src    string
+		want   video.Timing
+		stream int
 	}{
-		"h264 mp4":       {clip(t, "a.mp4", 20, videotest.H264), video.Timing{Rate: 25}},
-		"ffv1 mkv":       {clip(t, "b.mkv", 20, videotest.FFV1), video.Timing{Rate: 25}},
-		"h264 ts":        {clip(t, "c.ts", 20, videotest.H264), video.Timing{}},
-		"video at 0.4 s": {late, video.Timing{Rate: 25, Offset: 0.4}},
-		"variable rate":  {vfr, video.Timing{}},
+		"h264 mp4":       {clip(t, "a.mp4", 20, videotest.H264), video.Timing{Rate: 25}, 0},
+		"ffv1 mkv":       {clip(t, "b.mkv", 20, videotest.FFV1), video.Timing{Rate: 25}, 0},
+		"h264 ts":        {clip(t, "c.ts", 20, videotest.H264), video.Timing{}, 0},
+		"video at 0.4 s": {late, video.Timing{Rate: 25, Offset: 0.4}, 1},
+		"variable rate":  {vfr, video.Timing{}, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			info, err := video.Probe(ctx, c.src)
@@ -195,13 +199,18 @@ func TestProbeWithTiming(t *testing.T) {
 			if err != nil || timing != c.want {
 				t.Fatalf("ProbeTiming %+v %v, want %+v", timing, err, c.want)
 			}
-			gotInfo, gotTiming, err := video.ProbeWithTiming(ctx, c.src)
-			if err != nil || gotInfo != info || gotTiming != timing {
-				t.Fatalf("got %+v %+v %v, want %+v %+v", gotInfo, gotTiming, err, info, timing)
+			for _, args := range [][]string{nil, extra} {
+				p, err := video.ProbeMore(ctx, c.src, args...)
+				if err != nil || p.Info != info || p.Timing != timing || p.Stream != c.stream || len(p.Output) == 0 {
+					t.Fatalf("%v: got %+v %+v stream %d, %v; want %+v %+v stream %d", args, p.Info, p.Timing, p.Stream, err, info, timing, c.stream)
+				}
+				if args != nil && !bytes.Contains(p.Output, []byte(`"packets_and_frames"`)) {
+					t.Fatalf("no packets in %.200s", p.Output)
+				}
 			}
 		})
 	}
-	if _, _, err := video.ProbeWithTiming(ctx, filepath.Join(dir, "none.mp4")); err == nil {
+	if _, err := video.ProbeMore(ctx, filepath.Join(dir, "none.mp4")); err == nil {
 		t.Fatal("a missing file probed")
 	}
 }

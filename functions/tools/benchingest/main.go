@@ -1,5 +1,5 @@
-// Command benchingest measures the ingest's rendition (media.PlanRendition
-// and media.PrepareRange, the ingest's own code and ffmpeg arguments: a
+// Command benchingest measures the ingest's rendition (media.Decide and
+// media.PrepareRange, the ingest's own code and ffmpeg arguments: a
 // remux of an H.264 upload with a fixed closed GOP, else an encoding)
 // against plain decoding of the
 // same file (`ffmpeg -i f -map 0:v:0 -f null -`), one file at a time: CPU
@@ -65,11 +65,11 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 	decode := childCPU() - c0
 
 	c1, began := childCPU(), time.Now()
-	info, timing, err := video.ProbeWithTiming(ctx, path)
+	d, err := media.Decide(ctx, path, 0)
 	if err != nil {
 		return err
 	}
-	plan := media.PlanRendition(ctx, path, info, 0)
+	info, timing, plan := d.Info, d.Timing, d.Plan
 	if plan.Reason != "" {
 		fmt.Fprintf(os.Stderr, "%s: encoded: %s\n", filepath.Base(path), plan.Reason)
 	}

@@ -40,7 +40,6 @@ import (
 	"github.com/movietrace/tracinglocks/functions/internal/httpapi"
 	"github.com/movietrace/tracinglocks/functions/internal/ingest"
 	"github.com/movietrace/tracinglocks/functions/internal/media"
-	"github.com/movietrace/tracinglocks/functions/internal/video"
 	"github.com/movietrace/tracinglocks/functions/local/emulators"
 	"github.com/movietrace/tracinglocks/functions/local/stack"
 )
@@ -264,8 +263,7 @@ func waitReady(ctx context.Context, base, id string, rec *recorder) error {
 }
 
 // measurePreamble runs what the first range runs before its first frame
-// (the ingest's decision: video.ProbeWithTiming, media.PlanRendition) once
-// more on the stored upload.
+// (the ingest's decision: media.Decide) once more on the stored upload.
 func measurePreamble(ctx context.Context, st *stack.Stack, id string, counter *s3Counter) (preamble, error) {
 	url, err := st.Files.UploadURL(ctx, id, time.Hour)
 	if err != nil {
@@ -274,11 +272,9 @@ func measurePreamble(ctx context.Context, st *stack.Stack, id string, counter *s
 	counter.take()
 	c0, _ := rusage(syscall.RUSAGE_CHILDREN)
 	began := time.Now()
-	info, _, err := video.ProbeWithTiming(ctx, url)
-	if err != nil {
+	if _, err := media.Decide(ctx, url, 0); err != nil {
 		return preamble{}, err
 	}
-	_ = media.PlanRendition(ctx, url, info, 0)
 	c1, _ := rusage(syscall.RUSAGE_CHILDREN)
 	n := counter.take()
 	return preamble{CPU: c1 - c0, Wall: time.Since(began), ReadBytes: n.UploadReadBytes, GETs: n.UploadGETs}, nil

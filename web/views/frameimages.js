@@ -13,12 +13,13 @@
 // A frame image never changes (a movie is ingested once), so it is fetched
 // through the browser's HTTP cache: the API's redirect is cached for minutes
 // and the image behind it is served as immutable. Decoded frames are kept as
-// ImageBitmaps (made off the main thread by createImageBitmap, at the
-// canvas's size when the canvas is smaller than the frame and not zoomed, so
-// a step onto a fetched frame only copies its pixels; zoomed, a frame is
-// decoded again at full size from its JPEG), at most KEEP_BYTES of them (a
-// 1080p frame is 8 MB decoded, 1.5 MB at a 816x459 canvas), least recently
-// shown first out. Around the shown frame the next
+// the decoder's VideoFrames (drawn as they are, at full size), or as
+// ImageBitmaps of the JPEGs (made off the main thread by createImageBitmap,
+// at the canvas's size when the canvas is smaller than the frame and not
+// zoomed, so a step onto a fetched frame only copies its pixels; the JPEG is
+// kept to decode it again at full size when zoomed), at most KEEP_BYTES of
+// them (a 1080p frame is 3 MB as a VideoFrame, 8 MB as a full ImageBitmap),
+// least recently shown first out. Around the shown frame the next
 // AHEAD frames in the direction the viewer last stepped and the BEHIND ones
 // the other way are fetched ahead, at most PARALLEL at a time and at low
 // priority, nearest first, once the shown frame's own image is in; the ones
@@ -66,28 +67,23 @@ function loadImage(n, prefetch) {
 
 // The chunk decoder's sink: the frames asked for, and those of a decoded
 // GOP near the shown one.
-const converting = new Set(); // keys whose VideoFrame is becoming an ImageBitmap
 const sink = {
   wants(n) {
     const v = images.get(imageKey(n));
-    return (v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 4)) && !converting.has(imageKey(n));
+    return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 4);
   },
   take(n, frame) {
+    // The decoded frame itself is kept and drawn (no conversion to an
+    // ImageBitmap: that cost more than the decode, and the frame is at full
+    // size for a zoom); the cache closes it.
     const key = imageKey(n);
-    const fit = fitted();
-    converting.add(key);
-    images.set(key, 'loading');
-    createImageBitmap(frame, fit ? { resizeWidth: fit.width, resizeHeight: fit.height, resizeQuality: 'low' } : {}).then((bmp) => {
-      if (images.get(key) !== 'loading' || !key.startsWith(state.movieId + '/')) { bmp.close(); return; }
-      images.set(key, { bmp, full: !fit });
-      evict();
-      if (imageKey(state.frame) === key) onLoaded();
-      markReady();
-    }, () => { if (images.get(key) === 'loading') images.delete(key); }).finally(() => {
-      frame.close();
-      converting.delete(key);
-      pump();
-    });
+    if (!key.startsWith(state.movieId + '/') || typeof images.get(key) === 'object') { frame.close(); return; }
+    images.set(key, { bmp: frame, full: true });
+    evict();
+    if (imageKey(state.frame) === key) onLoaded();
+    markReady();
+    pump();
+    shrinkAhead();
   },
 };
 
@@ -97,9 +93,9 @@ function loadFromChunk(n) {
   images.set(key, 'loading');
   decodeGOP(state.movie, n, sink).then(() => {
     // Decoded, and not on its way to a bitmap: the GOP did not show it.
-    if (images.get(key) === 'loading' && !converting.has(key)) failed(key, false);
+    if (images.get(key) === 'loading') failed(key, false);
   }, (err) => {
-    if (images.get(key) !== 'loading' || converting.has(key)) return;
+    if (images.get(key) !== 'loading') return;
     images.delete(key);
     if (usable(state.movie)) failed(key, false); // the chunk did not arrive: ask again later
     else if (imageKey(state.frame) === key) onLoaded(); // this browser cannot: the server's JPEG instead
@@ -163,8 +159,41 @@ function cancel(key) {
 // near: the frames kept whatever their age (shown, or wanted ahead).
 function near() { return new Set([imageKey(state.frame), ...wanted.map((w) => imageKey(w.n))]); }
 
+function release(v) {
+  v.bmp.close();
+  if (v.small) v.small.close();
+}
+
+// shrinkAhead makes, one at a time, an ImageBitmap at the canvas's size of
+// the shown frame and the frames wanted ahead that are decoded VideoFrames:
+// drawing a 1080p VideoFrame converts it on the main thread each time
+// (~15 ms without a GPU), drawing the bitmap only copies it. Zoomed in, the
+// frame itself is drawn.
+let shrinking = false;
+function shrinkAhead() {
+  const fit = fitted();
+  if (shrinking || !fit) return;
+  for (const n of [state.frame, ...wanted.map((w) => w.n)]) {
+    const key = imageKey(n);
+    const v = images.get(key);
+    if (typeof v !== 'object' || !v.bmp.displayWidth || (v.small && v.small.width === fit.width && v.small.height === fit.height)) continue;
+    shrinking = true;
+    createImageBitmap(v.bmp, { resizeWidth: fit.width, resizeHeight: fit.height, resizeQuality: 'low' }).then((bmp) => {
+      if (images.get(key) !== v) { bmp.close(); return; }
+      if (v.small) v.small.close();
+      v.small = bmp;
+    }, () => {}).finally(() => {
+      shrinking = false;
+      shrinkAhead();
+    });
+    return;
+  }
+}
+
 function evict() {
-  const size = (v) => v.bmp.width * v.bmp.height * 4;
+  // An ImageBitmap holds 4 bytes a pixel, a decoded (I420) VideoFrame 1.5.
+  const size = (v) => (v.bmp.displayWidth ? v.bmp.displayWidth * v.bmp.displayHeight * 1.5 : v.bmp.width * v.bmp.height * 4) +
+    (v.small ? v.small.width * v.small.height * 4 : 0);
   let bytes = 0;
   for (const v of images.values()) if (typeof v === 'object') bytes += size(v);
   if (bytes <= KEEP_BYTES) return;
@@ -173,7 +202,7 @@ function evict() {
     if (bytes <= KEEP_BYTES) break;
     if (typeof v !== 'object' || keep.has(key)) continue;
     bytes -= size(v);
-    v.bmp.close();
+    release(v);
     images.delete(key);
   }
 }
@@ -215,6 +244,7 @@ export function prefetchAround(n) {
   for (const [key, f] of inflight) if (f.prefetch && !keep.has(key)) cancel(key);
   markReady();
   pump();
+  shrinkAhead();
 }
 
 function pump() {
@@ -237,7 +267,7 @@ function pump() {
 export function forMovie(id) {
   if (imagesFor === id) return;
   for (const key of [...inflight.keys()]) cancel(key);
-  for (const v of images.values()) if (typeof v === 'object') v.bmp.close();
+  for (const v of images.values()) if (typeof v === 'object') release(v);
   images.clear();
   forget();
   wanted = [];
@@ -268,11 +298,10 @@ export function shownImage(n) {
     images.delete(key);
     images.set(key, img);
     const c = $('#player');
+    if (img.small) return img.small.width >= c.width * state.view.zoom && img.small.height >= c.height * state.view.zoom ? img.small : img.bmp;
     if (!img.full && !img.upgrading && (c.width * state.view.zoom > img.bmp.width || c.height * state.view.zoom > img.bmp.height)) {
       img.upgrading = true;
-      const blob = img.blob ? Promise.resolve(img.blob) : api('GET', moviePath(state.movieId) + '/frames/' + n + '/image',
-        { accept: 'image/*', raw: true, cache: 'default' }).then((res) => res.blob());
-      blob.then((b) => { img.blob = b; return createImageBitmap(b); }).then((bmp) => {
+      createImageBitmap(img.blob).then((bmp) => {
         if (images.get(key) !== img) { bmp.close(); return; }
         images.set(key, { bmp, blob: img.blob, full: true }); // the scaled one is left to the collector: it may be on screen
         if (imageKey(state.frame) === key) onLoaded();

@@ -35,7 +35,7 @@ import { api, APIError, moviePath } from '../api.js';
 import { usable, decodeGOP, forget } from './framechunks.js';
 
 const KEEP_BYTES = 192 * 2 ** 20;
-const AROUND = 40; // a decoded GOP's frames kept this far after the shown one (and a quarter as far before)
+const AROUND = 60; // a decoded GOP's frames kept this far after the shown one (a GOP is at most a chunk), and a sixth as far before
 const AHEAD = 8;
 const BEHIND = 2;
 const PARALLEL = 4;
@@ -70,7 +70,7 @@ function loadImage(n, prefetch) {
 const sink = {
   wants(n) {
     const v = images.get(imageKey(n));
-    return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 4);
+    return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 6);
   },
   take(n, frame) {
     // The decoded frame itself is kept and drawn (no conversion to an
@@ -159,16 +159,14 @@ function cancel(key) {
 // near: the frames kept whatever their age (shown, or wanted ahead).
 function near() { return new Set([imageKey(state.frame), ...wanted.map((w) => imageKey(w.n))]); }
 
-function release(v) {
-  v.bmp.close();
-  if (v.small) v.small.close();
-}
+function release(v) { v.bmp.close(); }
 
-// shrinkAhead makes, one at a time, an ImageBitmap at the canvas's size of
-// the shown frame and the frames wanted ahead that are decoded VideoFrames:
-// drawing a 1080p VideoFrame converts it on the main thread each time
-// (~15 ms without a GPU), drawing the bitmap only copies it. Zoomed in, the
-// frame itself is drawn.
+// shrinkAhead turns, one at a time, the shown frame and the frames wanted
+// ahead that are decoded VideoFrames into ImageBitmaps at the canvas's size
+// (and closes the VideoFrame): drawing a 1080p VideoFrame converts it on the
+// main thread each time (~15 ms without a GPU), drawing the bitmap only
+// copies it. Zoomed in, the VideoFrame is drawn as it is; a shrunk frame is
+// then drawn from the server's JPEG at full size (shownImage).
 let shrinking = false;
 function shrinkAhead() {
   const fit = fitted();
@@ -176,12 +174,12 @@ function shrinkAhead() {
   for (const n of [state.frame, ...wanted.map((w) => w.n)]) {
     const key = imageKey(n);
     const v = images.get(key);
-    if (typeof v !== 'object' || !v.bmp.displayWidth || (v.small && v.small.width === fit.width && v.small.height === fit.height)) continue;
+    if (typeof v !== 'object' || !v.bmp.displayWidth) continue;
     shrinking = true;
     createImageBitmap(v.bmp, { resizeWidth: fit.width, resizeHeight: fit.height, resizeQuality: 'low' }).then((bmp) => {
       if (images.get(key) !== v) { bmp.close(); return; }
-      if (v.small) v.small.close();
-      v.small = bmp;
+      images.set(key, { bmp, full: false }); // in v's place: the same age
+      v.bmp.close();
     }, () => {}).finally(() => {
       shrinking = false;
       shrinkAhead();
@@ -192,8 +190,7 @@ function shrinkAhead() {
 
 function evict() {
   // An ImageBitmap holds 4 bytes a pixel, a decoded (I420) VideoFrame 1.5.
-  const size = (v) => (v.bmp.displayWidth ? v.bmp.displayWidth * v.bmp.displayHeight * 1.5 : v.bmp.width * v.bmp.height * 4) +
-    (v.small ? v.small.width * v.small.height * 4 : 0);
+  const size = (v) => (v.bmp.displayWidth ? v.bmp.displayWidth * v.bmp.displayHeight * 1.5 : v.bmp.width * v.bmp.height * 4);
   let bytes = 0;
   for (const v of images.values()) if (typeof v === 'object') bytes += size(v);
   if (bytes <= KEEP_BYTES) return;
@@ -298,14 +295,20 @@ export function shownImage(n) {
     images.delete(key);
     images.set(key, img);
     const c = $('#player');
-    if (img.small) return img.small.width >= c.width * state.view.zoom && img.small.height >= c.height * state.view.zoom ? img.small : img.bmp;
     if (!img.full && !img.upgrading && (c.width * state.view.zoom > img.bmp.width || c.height * state.view.zoom > img.bmp.height)) {
       img.upgrading = true;
-      createImageBitmap(img.blob).then((bmp) => {
+      const full = (bmp) => {
         if (images.get(key) !== img) { bmp.close(); return; }
         images.set(key, { bmp, blob: img.blob, full: true }); // the scaled one is left to the collector: it may be on screen
         if (imageKey(state.frame) === key) onLoaded();
-      }, () => { img.upgrading = false; });
+      };
+      if (img.blob) {
+        createImageBitmap(img.blob).then(full, () => { img.upgrading = false; });
+      } else {
+        // A frame shrunk from its chunk: its GOP decoded again for it.
+        decodeGOP(state.movie, n, { wants: (f) => f === n && images.get(key) === img, take: (f, frame) => full(frame) })
+          .catch(() => { img.upgrading = false; });
+      }
     }
     return img.bmp;
   }

@@ -413,18 +413,21 @@ fuzz: ## Run every Fuzz* target for FUZZTIME (10s) each; appends fuzz_execs=N to
 # with this tracker and with OpenCV 4.6 (Debian's python3-opencv, run by
 # PYTHON_OPENCV: matchTemplate, PyrLK, CSRT, KCF) in one run: the
 # ground-truth clips (error against the truth) and the real videos Debian's
-# opencv-doc ships (forward-backward protocol, 50 and 150 frames). It prints
+# opencv-doc ships and two camera sequences of visp-images-data (forward-backward
+# protocol, 50 and 150 frames). It prints
 # Markdown tables with the parameters (BENCH_TRACER_FLAGS, e.g. '-frames 300
 # -anchors template,lk -real-frames 150'). Clips go to testoutput/bench-tracer/.
-# `make bench-tracer-deps` installs python3-opencv and opencv-doc (apt).
+# `make bench-tracer-deps` installs python3-opencv, opencv-doc and
+# visp-images-data (apt).
 PYTHON_OPENCV      ?= /usr/bin/python3
 SUDO               ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BENCH_TRACER_FLAGS ?=
 
 .PHONY: bench-tracer-deps
-bench-tracer-deps: ## Install the benchmark's OpenCV and real videos (Debian packages python3-opencv, opencv-doc)
-	@$(PYTHON_OPENCV) -c 'import cv2' 2>/dev/null && [ -f /usr/share/doc/opencv-doc/examples/data/vtest.avi ] || \
-		{ $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-opencv opencv-doc; }
+bench-tracer-deps: ## Install the benchmark's OpenCV and real videos (Debian packages python3-opencv, opencv-doc, visp-images-data)
+	@$(PYTHON_OPENCV) -c 'import cv2' 2>/dev/null && [ -f /usr/share/doc/opencv-doc/examples/data/vtest.avi ] && \
+		[ -f /usr/share/visp-images-data/ViSP-images/mire-2/image.0001.pgm ] || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-opencv opencv-doc visp-images-data; }
 
 .PHONY: bench-tracer
 bench-tracer: bench-tracer-deps ## Tracker accuracy, forward-backward on real footage and frames per CPU-second, side by side with OpenCV matchTemplate, PyrLK, CSRT, KCF

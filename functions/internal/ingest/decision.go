@@ -7,7 +7,6 @@ import (
 
 	"github.com/movietrace/tracinglocks/functions/internal/media"
 	"github.com/movietrace/tracinglocks/functions/internal/s3store"
-	"github.com/movietrace/tracinglocks/functions/internal/video"
 )
 
 // decision is the movie's media.Decision: read from its record
@@ -30,16 +29,14 @@ func (h *Handler) decision(ctx context.Context, log *slog.Logger, movieID, src s
 	case !errors.Is(err, s3store.ErrNotFound):
 		return media.Decision{}, err
 	}
-	info, err := probeUpload(ctx, src)
+	// The probe gives the seek timing too (one ffprobe): none (the zero
+	// Timing) when the rate is not constant or the container not indexed,
+	// and a later range then counts frames.
+	info, timing, err := probeUpload(ctx, src)
 	if err != nil {
 		return media.Decision{}, err
 	}
-	d := media.Decision{Info: info, Plan: planRendition(ctx, src, info, h.opts.ChunkFrames)}
-	// Headers only; none (the zero Timing) when the rate is not constant
-	// or the container not indexed: a later range then counts frames.
-	if d.Timing, err = video.ProbeTiming(ctx, src); err != nil {
-		d.Timing = video.Timing{}
-	}
+	d := media.Decision{Info: info, Timing: timing, Plan: planRendition(ctx, src, info, h.opts.ChunkFrames)}
 	body, err := media.EncodeDecision(d)
 	if err != nil {
 		return d, err

@@ -17,7 +17,7 @@ type UploadReads struct{ Probes, Plans atomic.Int64 }
 func CountUploadReads(t testing.TB) *UploadReads {
 	r := &UploadReads{}
 	probe, plan := probeUpload, planRendition
-	probeUpload = func(ctx context.Context, src string) (video.Info, error) {
+	probeUpload = func(ctx context.Context, src string) (video.Info, video.Timing, error) {
 		r.Probes.Add(1)
 		return probe(ctx, src)
 	}

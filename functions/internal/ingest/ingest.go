@@ -267,7 +267,7 @@ func (h *Handler) Ingest(ctx context.Context, movieID string) error {
 
 // Reading the upload to decide (variables: a test counts the reads).
 var (
-	probeUpload   = video.Probe
+	probeUpload   = video.ProbeWithTiming
 	planRendition = media.PlanRendition
 )
 

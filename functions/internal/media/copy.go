@@ -37,9 +37,14 @@ func (p Plan) Rendition() string {
 
 // PlanRendition decides how src is prepared: a remux when the upload is
 // already what the chunks would be (scan.go), else an encoding in chunks
-// of chunkFrames (DefaultChunkFrames when 0). It reads the upload's
-// packets once (a demux, no decoding); a scan that fails is a reason to
-// encode, not an error.
+// of chunkFrames (DefaultChunkFrames when 0). For an H.264 upload it runs
+// one ffprobe, which reads every packet (no decoding but of keyframes) and
+// decodes the keyframes alone (-skip_frame nokey; an H.264 stream changes
+// its size only at an IDR picture): a stream whose size changes midway is
+// encoded (at one size), and so is one whose keyframes give a decoder
+// message. (Before, the scan and the keyframes were two ffprobes, each
+// reading the whole upload.) A scan that fails is a reason to encode, not
+// an error.
 func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames int) Plan {
 	if chunkFrames <= 0 {
 		chunkFrames = DefaultChunkFrames
@@ -48,8 +53,10 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	if info.Codec != "h264" {
 		return encode("the codec is " + info.Codec + ", not h264")
 	}
-	out, err := ffprobe(ctx, src, "-select_streams", "v:0", "-show_entries",
-		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash",
+	// One decoding thread and no deblocking: a keyframe's size and the
+	// decoder's messages do not depend on them, its CPU does.
+	out, msg, err := ffprobe(ctx, src, "-threads", "1", "-skip_loop_filter", "all", "-skip_frame", "nokey", "-select_streams", "v:0", "-show_entries",
+		"stream=codec_name,profile,pix_fmt,field_order,width,height,sample_aspect_ratio,time_base:format=format_name,start_time:packet=pts,flags,size,data_hash:frame=width,height",
 		"-show_data_hash", "adler32", "-of", "compact=p=1:nk=0")
 	if err != nil {
 		return encode("the packets could not be read: " + err.Error())
@@ -58,24 +65,16 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	if err != nil {
 		return encode(err.Error())
 	}
+	// The stream's structure says first why it is not remuxed (an open
+	// GOP also makes the keyframes alone give decoder messages).
 	plan, reason := planCopy(st, pkts, info.Rotation, info.SampleAspect)
 	if plan == nil {
 		return encode(reason)
 	}
-	// A stream whose size changes midway is encoded (at one size): the
-	// keyframes alone are decoded (-skip_frame nokey; an H.264 stream
-	// changes its size only at an IDR picture) and each one's size must be
-	// the plan's. A decoder message is a reason to encode too.
-	keys, err := ffprobe(ctx, src, "-select_streams", "v:0", "-skip_frame", "nokey", "-show_entries", "frame=width,height",
-		"-of", "compact=p=1:nk=0")
-	if err != nil {
-		return encode("the keyframes could not be decoded: " + err.Error())
+	if msg != "" {
+		return encode("the keyframes could not be decoded: ffprobe: " + msg)
 	}
-	sizes, err := parseKeyFrames(keys)
-	if err != nil {
-		return encode(err.Error())
-	}
-	if reason := sizeChange(plan, sizes); reason != "" {
+	if reason := sizeChange(plan, st.keySizes); reason != "" {
 		return encode(reason)
 	}
 	if plan.Frames != info.FrameCount {
@@ -84,29 +83,27 @@ func PlanRendition(ctx context.Context, src string, info video.Info, chunkFrames
 	return Plan{Copy: plan, ChunkFrames: plan.GOP}
 }
 
-// ffprobe runs ffprobe -v error with args on src and returns its output;
-// anything on its stderr is an error.
-func ffprobe(ctx context.Context, src string, args ...string) (string, error) {
+// ffprobe runs ffprobe -v error with args on src and returns its output
+// and what it wrote on its stderr (an ffprobe that completes may still
+// have met errors: a decoder's); err is a run that failed.
+func ffprobe(ctx context.Context, src string, args ...string) (out, msg string, err error) {
 	bin, err := video.FFprobePath()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	in, err := video.InputArgs(src)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	cmd := exec.CommandContext(ctx, bin, append(append([]string{"-v", "error"}, args...), in...)...)
 	stderr := video.NewTail(2048)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.Output()
+	data, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("ffprobe: %w: %s", err, stderr.String())
+		return "", "", fmt.Errorf("ffprobe: %w: %s", err, stderr.String())
 	}
-	if msg := stderr.String(); msg != "" {
-		return "", fmt.Errorf("ffprobe: %s", msg)
-	}
-	return string(out), nil
+	return string(data), stderr.String(), nil
 }
 
 // ErrCopyRejected: a remuxed chunk was not the upload's frames (its
@@ -147,7 +144,11 @@ const copyBatch = 16
 // proves structure, not pixels (the packets are the upload's, byte for
 // byte): each decoder runs on one thread and skips the deblocking filter,
 // which changes no frame's existence or references and costs a fifth of
-// the decode (measured, docs/media.md).
+// the decode (measured, docs/media.md). No input is probed
+// (-nofind_stream_info): the probe decoded each chunk's first frames (its
+// keyframe, the costliest) once more before the decoder did, about 18 ms
+// of a 768x576 chunk's 28 ms of overhead (docs/media.md); the decoder
+// reads the chunk's own parameters (avcC) either way.
 func verifyChunks(ctx context.Context, p *CopyPlan, dir string, k0, n int) (int, error) {
 	bin, err := video.FFmpegPath()
 	if err != nil {
@@ -155,7 +156,7 @@ func verifyChunks(ctx context.Context, p *CopyPlan, dir string, k0, n int) (int,
 	}
 	args := []string{"-nostdin", "-hide_banner", "-v", "error"}
 	for i := range n {
-		args = append(args, "-threads", "1", "-skip_loop_filter", "all", "-i", filepath.Join(dir, segmentName(k0+i)))
+		args = append(args, "-nofind_stream_info", "-threads", "1", "-skip_loop_filter", "all", "-i", filepath.Join(dir, segmentName(k0+i)))
 	}
 	for i := range n {
 		m := strconv.Itoa(i) + ":v:0"

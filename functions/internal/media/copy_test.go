@@ -146,6 +146,10 @@ func TestWhatIsEncoded(t *testing.T) {
 	ffmpeg(t, "-i", h, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated)
 	ts := filepath.Join(t.TempDir(), "camera.ts")
 	ffmpeg(t, "-i", h, "-c", "copy", ts)
+	// A keyframe's packet damaged: the plan's keyframe decode says so.
+	badKey := h264(t, src, "badkey.mp4", append(cameraGOP, "-movflags", "+faststart")...)
+	pos, size := packetAt(t, badKey, 30)
+	corrupt(t, badKey, pos+size/2, 8)
 	for _, c := range []struct {
 		name, src, why string
 	}{
@@ -157,6 +161,7 @@ func TestWhatIsEncoded(t *testing.T) {
 		{"rotated", rotated, "rotated"},
 		{"MPEG-TS", ts, "container"},
 		{"wide pixels", h264(t, src, "sar.mp4", append(cameraGOP, "-vf", "setsar=2/1")...), "square"},
+		{"a damaged keyframe", badKey, "keyframes could not be decoded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			info, err := video.Probe(context.Background(), c.src)

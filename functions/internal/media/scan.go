@@ -49,13 +49,16 @@ type scanStream struct {
 	tbNum, tbDen                                    int64
 	// start is the file's start time in seconds (ffmpeg's -ss counts from it).
 	start float64
+	// keySizes are the decoded keyframes' sizes, in the scan's order.
+	keySizes [][2]int
 }
 
 // parseScan reads ffprobe's compact output (-of compact=p=1:nk=0) of the
-// video stream's fields, the format's name and its packets (pts, flags,
-// size, data_hash). Lines other than stream, format, program (a program's own
-// listing of its streams, skipped) and packet are errors: the input is
-// ffprobe's, anything else is garbage.
+// video stream's fields, the format's name, its packets (pts, flags, size,
+// data_hash) and its decoded keyframes (frame: width, height; their side
+// data lines skipped). Lines other than stream, format, program (a
+// program's own listing of its streams, skipped), packet, frame and
+// side_data are errors: the input is ffprobe's, anything else is garbage.
 func parseScan(data string) (scanStream, []scanPacket, error) {
 	var st scanStream
 	var pkts []scanPacket
@@ -80,8 +83,16 @@ func parseScan(data string) (scanStream, []scanPacket, error) {
 			if err1 != nil || err2 != nil || st.tbNum <= 0 || st.tbDen <= 0 {
 				return st, nil, fmt.Errorf("media: scan time base %.40q", fields["time_base"])
 			}
-		case "program":
-			// A program's listing repeats its streams (MPEG-TS).
+		case "program", "side_data":
+			// A program's listing repeats its streams (MPEG-TS); a frame's
+			// side data may come on a line of its own.
+		case "frame":
+			fw, err1 := strconv.Atoi(fields["width"])
+			fh, err2 := strconv.Atoi(fields["height"])
+			if err1 != nil || err2 != nil || fw <= 0 || fh <= 0 {
+				return st, nil, fmt.Errorf("media: keyframe size %.20qx%.20q", fields["width"], fields["height"])
+			}
+			st.keySizes = append(st.keySizes, [2]int{fw, fh})
 		case "format":
 			st.format = fields["format_name"]
 			if v, err := strconv.ParseFloat(fields["start_time"], 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -147,31 +158,6 @@ func compactFields(rest string) map[string]string {
 		}
 	}
 	return fields
-}
-
-// parseKeyFrames reads ffprobe's compact output of decoded frames
-// (-show_entries frame=width,height) and returns each frame's size. A
-// frame's side data (lines of their own, "side_data|...") is skipped; any
-// other line is an error.
-func parseKeyFrames(data string) ([][2]int, error) {
-	var sizes [][2]int
-	for _, line := range compactLines(data) {
-		section, rest, _ := strings.Cut(line, "|")
-		switch section {
-		case "side_data":
-		case "frame":
-			fields := compactFields(rest)
-			fw, err1 := strconv.Atoi(fields["width"])
-			fh, err2 := strconv.Atoi(fields["height"])
-			if err1 != nil || err2 != nil || fw <= 0 || fh <= 0 {
-				return nil, fmt.Errorf("media: keyframe size %.20qx%.20q", fields["width"], fields["height"])
-			}
-			sizes = append(sizes, [2]int{fw, fh})
-		default:
-			return nil, fmt.Errorf("media: keyframe line %.40q", line)
-		}
-	}
-	return sizes, nil
 }
 
 // sizeChange says why a remux plan cannot hold frames of these sizes (its

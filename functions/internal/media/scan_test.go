@@ -108,8 +108,9 @@ func TestParseFrameCRC(t *testing.T) {
 }
 
 // TestKeyFrameSizes: a remux needs every decoded keyframe at the plan's
-// size; ffprobe's frame lines (with their side data lines) are read, and
-// anything else is refused.
+// size; the scan's frame lines (with their side data lines, and
+// interleaved with the packets as ffprobe prints them) are read, and a
+// frame line without a size is refused.
 func TestKeyFrameSizes(t *testing.T) {
 	plan := &CopyPlan{GOP: 10, Width: 320, Height: 240}
 	const keys = "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n"
@@ -117,58 +118,48 @@ func TestKeyFrameSizes(t *testing.T) {
 		{keys, ""},
 		{keys + "frame|width=640|height=480\n", "the frame size changes from 320x240 to 640x480"},
 		{"", "no keyframe was decoded"},
+		{gopPackets(3, 10) + "frame|width=320|height=240\n" + gopPackets(3, 10), ""},
 	} {
-		sizes, err := parseKeyFrames(c.data)
+		st, _, err := parseScan(scanHead + c.data)
 		if err != nil {
 			t.Fatalf("%q: %v", c.data, err)
 		}
-		if got := sizeChange(plan, sizes); got != c.why {
+		if got := sizeChange(plan, st.keySizes); got != c.why {
 			t.Errorf("%q: %q, want %q", c.data, got, c.why)
 		}
 	}
-	for _, bad := range []string{"frame|width=0|height=2\n", "frame|width=2\n", "packet|pts=0\n", "garbage\n", "frame|width=1e3|height=2\n"} {
-		if _, err := parseKeyFrames(bad); err == nil {
+	for _, bad := range []string{"frame|width=0|height=2\n", "frame|width=2\n", "frame|pts=0\n", "garbage\n", "frame|width=1e3|height=2\n"} {
+		if _, _, err := parseScan(scanHead + bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-}
-
-func FuzzParseKeyFrames(f *testing.F) {
-	f.Add("frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n")
-	f.Add("frame|width=96|height=64\nframe|width=128|height=96\n")
-	f.Add("frame|width=-1|height=2\n|x=1\n")
-	f.Fuzz(func(t *testing.T, data string) {
-		sizes, err := parseKeyFrames(data)
-		if err != nil {
-			return
-		}
-		for _, sz := range sizes {
-			if sz[0] <= 0 || sz[1] <= 0 {
-				t.Fatalf("size %v from %q", sz, data)
-			}
-		}
-		plan := &CopyPlan{GOP: 1, Width: 2, Height: 2}
-		if why := sizeChange(plan, sizes); why == "" {
-			for _, sz := range sizes {
-				if sz != [2]int{2, 2} {
-					t.Fatalf("a remux of 2x2 with a keyframe of %v", sz)
-				}
-			}
-			if len(sizes) == 0 {
-				t.Fatal("a remux with no keyframe decoded")
-			}
-		}
-	})
 }
 
 func FuzzParseScan(f *testing.F) {
 	f.Add(scanHead + gopPackets(40, 10))
 	f.Add(scanHead + "packet|pts=0|flags=K_|size=9|side_data|\n|data_hash=adler32:00000001\n")
 	f.Add(strings.Replace(scanHead, "1/15360", "1/0", 1) + gopPackets(3, 1))
+	f.Add(scanHead + gopPackets(20, 10) + "frame|width=320|height=240|side_data|\nside_data|\n\nframe|width=320|height=240\n")
+	f.Add(scanHead + "frame|width=96|height=64\nframe|width=128|height=96\nframe|width=-1|height=2\n|x=1\n")
 	f.Fuzz(func(t *testing.T, data string) {
 		st, pkts, err := parseScan(data)
 		if err != nil {
 			return
+		}
+		for _, sz := range st.keySizes {
+			if sz[0] <= 0 || sz[1] <= 0 {
+				t.Fatalf("keyframe size %v from %q", sz, data)
+			}
+		}
+		if why := sizeChange(&CopyPlan{GOP: 1, Width: 2, Height: 2}, st.keySizes); why == "" {
+			if len(st.keySizes) == 0 {
+				t.Fatal("a remux with no keyframe decoded")
+			}
+			for _, sz := range st.keySizes {
+				if sz != [2]int{2, 2} {
+					t.Fatalf("a remux of 2x2 with a keyframe of %v", sz)
+				}
+			}
 		}
 		plan, reason := planCopy(st, pkts, 0, [2]int{1, 1})
 		if plan == nil {

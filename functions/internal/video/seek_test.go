@@ -3,6 +3,7 @@ package video_test
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,5 +155,53 @@ func BenchmarkLateStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeWithTiming: one ffprobe gives what Probe and ProbeTiming give
+// apart, for indexed and unindexed containers, a video stream that starts
+// after the file (an offset) and a rate that is not constant (no timing).
+func TestProbeWithTiming(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	made := func(name string, args ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		if msg, err := exec.Command("ffmpeg", append(append([]string{"-nostdin", "-v", "error"}, args...), out)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, msg)
+		}
+		return out
+	}
+	vfr := made("vfr.mp4", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "30",
+		"-vf", "setpts='if(lt(N,10),N,2*N)/(25*TB)'", "-vsync", "passthrough", "-c:v", "libx264", "-preset", "ultrafast")
+	late := made("late.mkv", "-f", "lavfi", "-i", "sine=d=2", "-itsoffset", "0.4", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:d=1.2",
+		"-map", "0:a", "-map", "1:v", "-c:v", "ffv1", "-c:a", "flac")
+	for name, c := range map[string]struct {
+		src  string
+		want video.Timing
+	}{
+		"h264 mp4":       {clip(t, "a.mp4", 20, videotest.H264), video.Timing{Rate: 25}},
+		"ffv1 mkv":       {clip(t, "b.mkv", 20, videotest.FFV1), video.Timing{Rate: 25}},
+		"h264 ts":        {clip(t, "c.ts", 20, videotest.H264), video.Timing{}},
+		"video at 0.4 s": {late, video.Timing{Rate: 25, Offset: 0.4}},
+		"variable rate":  {vfr, video.Timing{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			info, err := video.Probe(ctx, c.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			timing, err := video.ProbeTiming(ctx, c.src)
+			if err != nil || timing != c.want {
+				t.Fatalf("ProbeTiming %+v %v, want %+v", timing, err, c.want)
+			}
+			gotInfo, gotTiming, err := video.ProbeWithTiming(ctx, c.src)
+			if err != nil || gotInfo != info || gotTiming != timing {
+				t.Fatalf("got %+v %+v %v, want %+v %+v", gotInfo, gotTiming, err, info, timing)
+			}
+		})
+	}
+	if _, _, err := video.ProbeWithTiming(ctx, filepath.Join(dir, "none.mp4")); err == nil {
+		t.Fatal("a missing file probed")
 	}
 }

@@ -65,11 +65,10 @@ func bench(ctx context.Context, path string, budget time.Duration) error {
 	decode := childCPU() - c0
 
 	c1, began := childCPU(), time.Now()
-	info, err := video.Probe(ctx, path)
+	info, timing, err := video.ProbeWithTiming(ctx, path)
 	if err != nil {
 		return err
 	}
-	timing, _ := video.ProbeTiming(ctx, path)
 	plan := media.PlanRendition(ctx, path, info, 0)
 	if plan.Reason != "" {
 		fmt.Fprintf(os.Stderr, "%s: encoded: %s\n", filepath.Base(path), plan.Reason)

@@ -38,8 +38,10 @@ func main() {
 	real := flag.String("real", defaultRealDir, "folder of the real clips (Debian's opencv-doc: make bench-tracer-deps); empty: none")
 	realFrames := flag.String("real-frames", "50,150", "forward-backward lengths on the real clips")
 	points := flag.Int("points", 16, "points per real clip")
-	realClipsFlag := flag.String("real-clips", "", "run only these real clips, comma-separated (vtest, box, cup, megamind, tree); empty: all")
+	visp := flag.String("visp", defaultVispDir, "folder of ViSP's images (Debian's visp-images-data: make bench-tracer-deps) for the real clips cube and mire; empty: without them")
+	realClipsFlag := flag.String("real-clips", "", "run only these real clips, comma-separated (vtest, box, cup, megamind, tree, cube, mire); empty: all")
 	tune := flag.String("tune-clips", "box,megamind", "the real clips this tracker's checks were tuned on: totals are also printed for them and for the others (held out)")
+	fresh := flag.String("fresh-clips", "cube,mire", "held-out real clips no change of this tracker was looked at on: their totals are also printed apart")
 	dump := flag.String("dump", "", "write every real point's outcome per tracker and clip to this file (JSON lines)")
 	gt := flag.Bool("gt", true, "run the ground-truth clips")
 	only2 := flag.String("anchors", "template,lk,lk-plain,csrt,kcf", "the OpenCV anchors to run (template, lk, lk-plain, csrt, kcf)")
@@ -76,7 +78,7 @@ func main() {
 			}
 			lengths = append(lengths, n)
 		}
-		rr := realRun{dir: *real, lengths: lengths, points: *points, tune: splitList(*tune), clips: splitList(*realClipsFlag), dump: *dump}
+		rr := realRun{dir: *real, visp: *visp, lengths: lengths, points: *points, tune: splitList(*tune), fresh: splitList(*fresh), clips: splitList(*realClipsFlag), dump: *dump}
 		if err := runReal(o, rr); err != nil {
 			fail(err)
 		}

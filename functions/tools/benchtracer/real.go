@@ -19,18 +19,33 @@ import (
 // defaultRealDir is where Debian's opencv-doc puts its sample videos.
 const defaultRealDir = "/usr/share/doc/opencv-doc"
 
-// realClips are the videos of opencv-doc (OpenCV's samples and tutorial
-// videos, filmed or drawn by others), relative to its folder; .gz ones are
+// defaultVispDir is where Debian's visp-images-data puts ViSP's data set
+// (Inria's camera sequences for its trackers' tests and tutorials).
+const defaultVispDir = "/usr/share/visp-images-data/ViSP-images"
+
+// The packages the real clips come from (make bench-tracer-deps installs
+// both).
+const (
+	opencvDoc = "opencv-doc"
+	vispData  = "visp-images-data"
+)
+
+// realClips are the real videos the bench tracks, filmed or drawn by
+// others: opencv-doc's (OpenCV's samples and tutorial videos) and two
+// image sequences of visp-images-data (ffmpeg reads a numbered sequence by
+// its %04d pattern), each relative to its package's folder; .gz ones are
 // unpacked into the output folder first.
 var realClips = []struct {
-	name, path, what string
-	skip             int // leading frames skipped (black)
+	pkg, name, path, what string
+	skip                  int // leading frames skipped (black)
 }{
-	{"vtest", "examples/data/vtest.avi", "pedestrians on a square, fixed camera, 768x576 MPEG-4", 0},
-	{"box", "opencv4/html/box.mp4.gz", "a box moved by hand over a desk, 640x480 H.264", 0},
-	{"cup", "opencv4/html/cup.mp4.gz", "a cup tilted by hand, 640x480 H.264", 0},
-	{"megamind", "examples/data/Megamind.avi", "an animated film, 720x528 MPEG-4, from frame 2 (frames 0-1 are black)", 2},
-	{"tree", "examples/data/tree.avi", "a tree filmed from a moving camera, 320x240 Cinepak", 0},
+	{opencvDoc, "vtest", "examples/data/vtest.avi", "pedestrians on a square, fixed camera, 768x576 MPEG-4", 0},
+	{opencvDoc, "box", "opencv4/html/box.mp4.gz", "a box moved by hand over a desk, 640x480 H.264", 0},
+	{opencvDoc, "cup", "opencv4/html/cup.mp4.gz", "a cup tilted by hand, 640x480 H.264", 0},
+	{opencvDoc, "megamind", "examples/data/Megamind.avi", "an animated film, 720x528 MPEG-4, from frame 2 (frames 0-1 are black)", 2},
+	{opencvDoc, "tree", "examples/data/tree.avi", "a tree filmed from a moving camera, 320x240 Cinepak", 0},
+	{vispData, "cube", "mbt/cube/image%04d.pgm", "ViSP: a textured cube on a desk, hand-held camera moving round it, a hand passing, 640x480 PGM sequence (218 frames)", 0},
+	{vispData, "mire", "mire-2/image.%04d.pgm", "ViSP: a dotted target before posters, hand-held camera, 384x288 PGM sequence (501 frames)", 0},
 }
 
 // fbTolerance is the forward-backward error (px) below which a point
@@ -119,11 +134,13 @@ func (t fbTally) row(clip string, n int, name string) string {
 
 // realRun selects the real clips and how the totals are split.
 type realRun struct {
-	dir     string
+	dir     string // opencv-doc's folder
+	visp    string // visp-images-data's ViSP-images folder (empty: its clips are skipped)
 	lengths []int
 	points  int
 	clips   []string // only these clips (empty: all)
 	tune    []string // the clips parameters may be tuned on: the others are held out
+	fresh   []string // held-out clips no session has looked at while changing the tracker (totals of their own)
 	dump    string   // a file for every point's outcome as JSON lines (empty: none)
 }
 
@@ -149,24 +166,31 @@ func runReal(o opencv, rr realRun) error {
 	ctx := context.Background()
 	p := tracker.DefaultParams
 	longest := slices.Max(lengths)
-	fmt.Printf("\n### Real footage, forward-backward (Kalal et al. 2010)\n\nClips: the videos Debian's opencv-doc ships (%s), decoded once by ffmpeg to gray; the first %d frames of each.\n", dir, longest)
+	fmt.Printf("\n### Real footage, forward-backward (Kalal et al. 2010)\n\nClips: the videos Debian's opencv-doc ships (%s) and two camera sequences of Debian's visp-images-data (%s), decoded once by ffmpeg to gray; the first %d frames of each.\n", dir, rr.visp, longest)
 	var clips []*clip
 	var starts [][][2]float64
 	for _, rc := range realClips {
 		if len(rr.clips) > 0 && !slices.Contains(rr.clips, rc.name) {
 			continue
 		}
-		src := filepath.Join(dir, rc.path)
+		root := dir
+		if rc.pkg == vispData {
+			if rr.visp == "" {
+				continue
+			}
+			root = rr.visp
+		}
+		src := filepath.Join(root, rc.path)
 		if strings.HasSuffix(src, ".gz") {
 			dst := filepath.Join(o.out, strings.TrimSuffix(filepath.Base(src), ".gz"))
 			if err := gunzip(src, dst); err != nil {
-				return fmt.Errorf("%w (make bench-tracer-deps installs opencv-doc)", err)
+				return fmt.Errorf("%w (make bench-tracer-deps installs %s)", err, rc.pkg)
 			}
 			src = dst
 		}
 		c, err := decodeAny(ctx, src, rc.name, o.out, rc.skip, longest+1)
 		if err != nil {
-			return fmt.Errorf("%w (make bench-tracer-deps installs opencv-doc)", err)
+			return fmt.Errorf("%w (make bench-tracer-deps installs %s)", err, rc.pkg)
 		}
 		if len(c.frames) < longest+1 {
 			return fmt.Errorf("%s has %d frames, want %d", rc.name, len(c.frames), longest+1)
@@ -196,6 +220,7 @@ func runReal(o opencv, rr realRun) error {
 		sum := make([]fbTally, len(names))
 		tuned := make([]fbTally, len(names))
 		held := make([]fbTally, len(names))
+		fresh := make([]fbTally, len(names))
 		for ci, c := range clips {
 			for ti, name := range names {
 				run := func(back bool, st [][2]float64) (result, error) {
@@ -220,6 +245,9 @@ func runReal(o opencv, rr realRun) error {
 					tuned[ti].add(out, 2*n, cpu)
 				} else {
 					held[ti].add(out, 2*n, cpu)
+				}
+				if slices.Contains(rr.fresh, c.name) {
+					fresh[ti].add(out, 2*n, cpu)
 				}
 				fmt.Println(t.row(c.name, n, name))
 				if dump != nil {
@@ -247,12 +275,20 @@ func runReal(o opencv, rr realRun) error {
 				}
 			}
 		}
+		for ti, name := range names {
+			if fresh[ti].points > 0 {
+				totals = append(totals, fresh[ti].row("**fresh held-out clips**", n, name))
+			}
+		}
 	}
 	for _, t := range totals {
 		fmt.Println(t)
 	}
 	if len(rr.tune) > 0 {
 		fmt.Printf("\nTuning clips (parameters and checks were chosen looking at these only): %s; every other clip is held out.\n", strings.Join(rr.tune, ", "))
+	}
+	if len(rr.fresh) > 0 {
+		fmt.Printf("Fresh held-out clips (added to judge a change once, never looked at while changing the tracker): %s.\n", strings.Join(rr.fresh, ", "))
 	}
 	fmt.Println()
 	for _, ps := range params {

@@ -263,8 +263,9 @@ func waitReady(ctx context.Context, base, id string, rec *recorder) error {
 	}
 }
 
-// measurePreamble runs what every range runs before its first frame
-// (video.Probe, media.PlanRendition) once more on the stored upload.
+// measurePreamble runs what the first range runs before its first frame
+// (the ingest's decision: video.ProbeWithTiming, media.PlanRendition) once
+// more on the stored upload.
 func measurePreamble(ctx context.Context, st *stack.Stack, id string, counter *s3Counter) (preamble, error) {
 	url, err := st.Files.UploadURL(ctx, id, time.Hour)
 	if err != nil {
@@ -273,7 +274,7 @@ func measurePreamble(ctx context.Context, st *stack.Stack, id string, counter *s
 	counter.take()
 	c0, _ := rusage(syscall.RUSAGE_CHILDREN)
 	began := time.Now()
-	info, err := video.Probe(ctx, url)
+	info, _, err := video.ProbeWithTiming(ctx, url)
 	if err != nil {
 		return preamble{}, err
 	}

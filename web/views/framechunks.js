@@ -24,6 +24,8 @@ const fetched = new Map();  // movieId/k -> Promise<parsed chunk>
 const decoders = new Map(); // movieId/k -> { decoder, sinks: Set, k, movieId, chunkFrames }
 const running = new Map();  // movieId/k/gop -> { done: Promise, sinks: Set }
 const broken = new Set();   // movie IDs whose chunks could not be decoded here
+const FAILURES = 3;         // chunk fetches failing in a row before the page uses the server's images
+const failures = new Map(); // movie ID -> chunk fetches failed in a row
 const supported = new Map(); // codec -> Promise<boolean>
 
 // usable: frames of movie m can be decoded here (WebCodecs, a rendition in
@@ -117,8 +119,14 @@ export async function decodeGOP(m, n, sink) {
   let chunk;
   try {
     chunk = await fetchChunk(m, k);
+    failures.delete(m.id);
   } catch (err) {
-    if (err instanceof MP4Error) broken.add(m.id);
+    // A chunk the reader refuses, or chunks that do not arrive again and
+    // again (a bucket this origin may not fetch from: a CSP or CORS rule):
+    // the server's images instead.
+    const n = (failures.get(m.id) || 0) + 1;
+    failures.set(m.id, n);
+    if (err instanceof MP4Error || n >= FAILURES) broken.add(m.id);
     throw err;
   }
   const g = gopOf(chunk, n - k * cf);

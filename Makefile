@@ -168,10 +168,12 @@ bench-viewer: withemulators ## Next-frame display latency of the Analyze page (h
 # generated 1080p30 H.264 clips of BENCH_INGEST_SECONDS: one as a camera or
 # OBS writes it (a keyframe every 60 frames, closed GOPs, B-frames: the
 # ingest remuxes it) and one with x264's default scene-cut keyframes (an
-# irregular GOP: the ingest encodes it). BENCH_INGEST_BUDGET splits each
-# into ranges as INGEST_INVOCATION_SECONDS does; BENCH_INGEST_EXTRA adds files.
+# irregular GOP: the ingest encodes it). BENCH_INGEST_BUDGET is each
+# range's budget as INGEST_INVOCATION_SECONDS (default the ingest's 600: a
+# range with a deadline sizes its remux windows by it; 0: no deadline);
+# BENCH_INGEST_EXTRA adds files.
 BENCH_INGEST_SECONDS ?= 20
-BENCH_INGEST_BUDGET  ?= 0
+BENCH_INGEST_BUDGET  ?= 600
 BENCH_INGEST_EXTRA   ?=
 BENCH_INGEST_CLIP    := $(TOOLS)/bench/testsrc2-1080p30-$(BENCH_INGEST_SECONDS)s.mp4
 BENCH_INGEST_CAMERA  := $(TOOLS)/bench/testsrc2-1080p30-$(BENCH_INGEST_SECONDS)s-gop60.mp4

@@ -127,12 +127,6 @@ func copyArgs(p *CopyPlan, from int, in []string) []string {
 		"-bsf:v", "setts=pts=PTS-STARTPTS:dts=DTS-STARTPTS", "-avoid_negative_ts", "disabled")
 }
 
-// copyBatch is how many chunks one ffmpeg remuxes and one proves (a
-// process's start costs about as much CPU as decoding a short chunk), and
-// so the most remuxed chunks in the temporary directory at once
-// (copyrange.go).
-const copyBatch = 16
-
 // verifyChunks proves chunks k0, ..., k0+n-1 of plan p (files in dir, see
 // scan.go) with one ffmpeg: each chunk is an input of its own (its own
 // decoder, so each decodes alone), decoded to a framecrc of wrapped frames

@@ -15,7 +15,8 @@ import (
 
 // prepareCopy is Prepare's remux (o.Copy set): the range's chunks are
 // remuxed, proven and stored a window at a time. A window is one ffmpeg
-// remux of at most copyBatch chunks and copyWindowBytes (a seek to the
+// remux of at most copyBatch chunks (fewer of large frames: windowSize)
+// and copyWindowBytes (a seek to the
 // window's first keyframe, then exactly its packets: -frames:v), then one
 // proof of them (verifyChunks), then their stores, each chunk's file
 // removed once stored; the next window is remuxed only after that. So at
@@ -62,20 +63,12 @@ func prepareCopy(ctx context.Context, src string, o PrepareOptions, dir string, 
 			(stored > 0 && !o.Deadline.IsZero() && !time.Now().Before(o.Deadline)) {
 			return res, nil // the range is full: the movie goes on
 		}
-		batch := min(copyBatch, chunks-k)
+		room := 0
 		if o.MaxChunks > 0 {
-			batch = min(batch, o.MaxChunks-stored)
+			room = o.MaxChunks - stored
 		}
-		if !o.Deadline.IsZero() {
-			// As many as the time left proves, by the last window's pace.
-			fit := 2
-			if perChunk > 0 {
-				fit = int(time.Until(o.Deadline) / perChunk)
-			}
-			batch = max(1, min(batch, fit))
-		}
-		batch = p.window(k, batch)
 		began := time.Now()
+		batch := p.windowSize(k, chunks, room, o.Deadline, perChunk, began)
 		proven, rejected := 0, error(nil)
 		err := remuxWindow(runCtx, bin, in, p, dir, k, batch)
 		if err == nil {
@@ -120,6 +113,58 @@ func prepareCopy(ctx context.Context, src string, o PrepareOptions, dir string, 
 // Mbit/s: 25 MB per 2-second chunk) keeps well inside Lambda's default
 // 512 MB /tmp.
 const copyWindowBytes = 128 << 20
+
+// A window's proof keeps one decoder per chunk, each holding its frames
+// (measured, the proof's peak RSS: 325 MB for 10 chunks of 1080p, 506 MB
+// for 16 in the one-hour simulation, 250 MB for 27 of 768x576), so a
+// window holds at most copyBatchPixels of frame area: 16 chunks at 1080p,
+// 4 at 2160p (16 would need ~2 GB, the function's whole memory), and of
+// smaller frames up to copyBatch (768x576: 32, so a 27-chunk movie is one
+// window, one remux and one proof, not two of each: a process's start
+// costs 0.05-0.09 CPU-s here).
+const (
+	copyBatch       = 32
+	copyBatchPixels = 16 * 1920 * 1080
+)
+
+// assumedPixelPace is a window's remux and proof time per pixel of each
+// frame before a window of the range has been timed: 10 ns, about 4 times
+// this machine's (the proof of 1080p chunks of 60 frames: 0.29 CPU-s a
+// chunk, 2.3 ns a pixel), so a range's first window fits its time left on
+// a slower or loaded machine (1080p GOP 60: 1.2 s a chunk; the 600-s
+// default budget takes a full window, a 5-s one 4 chunks).
+const assumedPixelPace = 10 * time.Nanosecond
+
+// windowSize is how many chunks from chunk k (of chunks) the next window
+// holds: at most batchChunks, the range's room (0: no limit) and, with a
+// deadline, as many as the time left at now proves at pace (a chunk's
+// time in the last window; 0: none timed yet, assumedPixelPace), within
+// copyWindowBytes (window); at least one.
+func (p *CopyPlan) windowSize(k, chunks, room int, deadline time.Time, pace time.Duration, now time.Time) int {
+	batch := min(p.batchChunks(), chunks-k)
+	if room > 0 {
+		batch = min(batch, room)
+	}
+	if !deadline.IsZero() {
+		if pace <= 0 {
+			pace = time.Duration(p.GOP) * time.Duration(p.Width) * time.Duration(p.Height) * assumedPixelPace
+		}
+		if pace > 0 {
+			batch = min(batch, int(deadline.Sub(now)/pace))
+		}
+	}
+	return p.window(k, max(batch, 1))
+}
+
+// batchChunks is the most chunks of p's frame size one window holds
+// (copyBatchPixels, copyBatch).
+func (p *CopyPlan) batchChunks() int {
+	area := p.Width * p.Height
+	if area <= 0 {
+		return 1
+	}
+	return max(1, min(copyBatch, copyBatchPixels/area))
+}
 
 // window is how many chunks from chunk k the next window holds: at most
 // most, their packets within copyWindowBytes (the plan knows their sizes),

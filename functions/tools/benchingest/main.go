@@ -31,7 +31,7 @@ func childCPU() time.Duration {
 }
 
 func main() {
-	budget := flag.Duration("budget", 0, "each range's budget (INGEST_INVOCATION_SECONDS; 0: one range)")
+	budget := flag.Duration("budget", 10*time.Minute, "each range's budget, as INGEST_INVOCATION_SECONDS (default the ingest's; a range with a deadline sizes its remux windows by it); 0: no deadline, one range")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: benchingest [-budget 5s] FILE...")
@@ -45,7 +45,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	fmt.Printf("\nParameters: remux (chunk = the upload's GOP, at most %d frames) when the upload allows it, else chunks of %d frames, x264 %s CRF %s (the ingest's); budget per range %v (0: one range); CPU = user+system of ffmpeg/ffprobe children (getrusage).\n",
+	fmt.Printf("\nParameters: remux (chunk = the upload's GOP, at most %d frames) when the upload allows it, else chunks of %d frames, x264 %s CRF %s (the ingest's); budget per range %v (0: no deadline, one range); CPU = user+system of ffmpeg/ffprobe children (getrusage).\n",
 		media.MaxCopyGOP, media.DefaultChunkFrames, media.X264Preset, media.X264CRF, *budget)
 }
 

@@ -1,18 +1,25 @@
 // The frame images of the open movie: fetched, decoded, kept and fetched
 // ahead. A cache of the view, not page state.
 //
-// The real frame comes from GET /movies/{id}/frames/{n}/image once the movie
-// has a video; the request needs the identity headers, so it is fetched and
-// decoded here. Without one the page draws a stand-in frame.
+// Where the browser can (WebCodecs, a rendition in chunks), a frame is
+// decoded here from the movie's chunk (views/framechunks.js): a jump decodes
+// the GOP that shows it, a step lands on a frame that GOP already made.
+// Otherwise (another browser, a chunk this browser cannot decode, or
+// localStorage 'tracinglocks.frameSource' = 'images') the real frame comes
+// from GET /movies/{id}/frames/{n}/image, a JPEG the server decodes; the
+// request needs the identity headers, so it is fetched and decoded here.
+// Without a video the page draws a stand-in frame.
 //
 // A frame image never changes (a movie is ingested once), so it is fetched
 // through the browser's HTTP cache: the API's redirect is cached for minutes
 // and the image behind it is served as immutable. Decoded frames are kept as
-// ImageBitmaps (decoded off the main thread by createImageBitmap, at the
-// canvas's size when the canvas is smaller than the frame and not zoomed, so
-// a step onto a fetched frame only copies its pixels; the JPEG is kept to
-// decode it again at full size when zoomed), at most KEEP (a 1080p frame is
-// 8 MB decoded), least recently shown first out. Around the shown frame the next
+// the decoder's VideoFrames (drawn as they are, at full size), or as
+// ImageBitmaps of the JPEGs (made off the main thread by createImageBitmap,
+// at the canvas's size when the canvas is smaller than the frame and not
+// zoomed, so a step onto a fetched frame only copies its pixels; the JPEG is
+// kept to decode it again at full size when zoomed), at most KEEP_BYTES of
+// them (a 1080p frame is 3 MB as a VideoFrame, 8 MB as a full ImageBitmap),
+// least recently shown first out. Around the shown frame the next
 // AHEAD frames in the direction the viewer last stepped and the BEHIND ones
 // the other way are fetched ahead, at most PARALLEL at a time and at low
 // priority, nearest first, once the shown frame's own image is in; the ones
@@ -25,8 +32,10 @@
 import { $ } from '../dom.js';
 import { state } from '../state.js';
 import { api, APIError, moviePath } from '../api.js';
+import { usable, decodeGOP, forget } from './framechunks.js';
 
-const KEEP = 20;
+const KEEP_BYTES = 192 * 2 ** 20;
+const AROUND = 60; // a decoded GOP's frames kept this far after the shown one (a GOP is at most a chunk), and a sixth as far before
 const AHEAD = 8;
 const BEHIND = 2;
 const PARALLEL = 4;
@@ -45,7 +54,71 @@ export function whenLoaded(fn) { onLoaded = fn; }
 
 function imageKey(n) { return state.movieId + '/' + n; }
 
-async function loadImage(n, prefetch) {
+// chunked: this movie's frames are decoded here from its chunks.
+function chunked() {
+  let images = false;
+  try { images = localStorage.getItem('tracinglocks.frameSource') === 'images'; } catch { /* no storage */ }
+  return !images && !!state.movie && state.movie.id === state.movieId && usable(state.movie);
+}
+
+function loadImage(n, prefetch) {
+  return chunked() ? loadFromChunk(n) : loadJPEG(n, prefetch);
+}
+
+// The chunk decoder's sink: the frames asked for, and those of a decoded
+// GOP near the shown one.
+const sink = {
+  wants(n) {
+    const v = images.get(imageKey(n));
+    return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 6);
+  },
+  take(n, frame) {
+    // The decoded frame itself is kept and drawn (no conversion to an
+    // ImageBitmap: that cost more than the decode, and the frame is at full
+    // size for a zoom); the cache closes it.
+    const key = imageKey(n);
+    if (!key.startsWith(state.movieId + '/') || typeof images.get(key) === 'object') { frame.close(); return; }
+    images.set(key, { bmp: frame, full: true });
+    evict();
+    if (imageKey(state.frame) === key) onLoaded();
+    markReady();
+    pump();
+    shrinkAhead();
+  },
+};
+
+function loadFromChunk(n) {
+  const key = imageKey(n);
+  if (images.has(key) || noImages) return;
+  images.set(key, 'loading');
+  decodeGOP(state.movie, n, sink).then(() => {
+    // Decoded, and not on its way to a bitmap: the GOP did not show it.
+    if (images.get(key) === 'loading') failed(key, false);
+  }, (err) => {
+    if (images.get(key) !== 'loading') return;
+    images.delete(key);
+    if (usable(state.movie)) failed(key, false); // the chunk did not arrive: ask again later
+    else if (imageKey(state.frame) === key) onLoaded(); // this browser cannot: the server's JPEG instead
+    console.warn('frame ' + n + ' from its chunk: ' + err.message);
+  });
+}
+
+// failed: key's image could not be had; a 404 means the movie has none
+// (stop asking), anything else may pass: it is asked for again later.
+function failed(key, gone) {
+  images.set(key, 'none');
+  if (gone) {
+    noImages = true;
+    return;
+  }
+  setTimeout(() => {
+    if (images.get(key) !== 'none') return;
+    images.delete(key);
+    if (imageKey(state.frame) === key) onLoaded();
+  }, RETRY_MS);
+}
+
+async function loadJPEG(n, prefetch) {
   const key = imageKey(n);
   if (images.has(key) || noImages) return;
   const ctrl = new AbortController();
@@ -66,17 +139,7 @@ async function loadImage(n, prefetch) {
     markReady();
   } catch (err) {
     if (!current()) return; // cancelled: forgotten when cancelled
-    images.set(key, 'none');
-    if (err instanceof APIError && err.status === 404) {
-      noImages = true; // no frame images for this movie: stop asking
-    } else {
-      // A failure that may pass (a timeout, a busy server): ask again later.
-      setTimeout(() => {
-        if (images.get(key) !== 'none') return;
-        images.delete(key);
-        if (imageKey(state.frame) === key) onLoaded();
-      }, RETRY_MS);
-    }
+    failed(key, err instanceof APIError && err.status === 404);
   } finally {
     if (inflight.get(key) && inflight.get(key).ctrl === ctrl) inflight.delete(key);
     pump();
@@ -96,17 +159,48 @@ function cancel(key) {
 // near: the frames kept whatever their age (shown, or wanted ahead).
 function near() { return new Set([imageKey(state.frame), ...wanted.map((w) => imageKey(w.n))]); }
 
+function release(v) { v.bmp.close(); }
+
+// shrinkAhead turns, one at a time, the shown frame and the frames wanted
+// ahead that are decoded VideoFrames into ImageBitmaps at the canvas's size
+// (and closes the VideoFrame): drawing a 1080p VideoFrame converts it on the
+// main thread each time (~15 ms without a GPU), drawing the bitmap only
+// copies it. Zoomed in, the VideoFrame is drawn as it is; a shrunk frame is
+// then drawn from the server's JPEG at full size (shownImage).
+let shrinking = false;
+function shrinkAhead() {
+  const fit = fitted();
+  if (shrinking || !fit) return;
+  for (const n of [state.frame, ...wanted.map((w) => w.n)]) {
+    const key = imageKey(n);
+    const v = images.get(key);
+    if (typeof v !== 'object' || !v.bmp.displayWidth) continue;
+    shrinking = true;
+    createImageBitmap(v.bmp, { resizeWidth: fit.width, resizeHeight: fit.height, resizeQuality: 'low' }).then((bmp) => {
+      if (images.get(key) !== v) { bmp.close(); return; }
+      images.set(key, { bmp, full: false }); // in v's place: the same age
+      v.bmp.close();
+    }, () => {}).finally(() => {
+      shrinking = false;
+      shrinkAhead();
+    });
+    return;
+  }
+}
+
 function evict() {
-  let bitmaps = 0;
-  for (const v of images.values()) if (typeof v === 'object') bitmaps++;
-  if (bitmaps <= KEEP) return;
+  // An ImageBitmap holds 4 bytes a pixel, a decoded (I420) VideoFrame 1.5.
+  const size = (v) => (v.bmp.displayWidth ? v.bmp.displayWidth * v.bmp.displayHeight * 1.5 : v.bmp.width * v.bmp.height * 4);
+  let bytes = 0;
+  for (const v of images.values()) if (typeof v === 'object') bytes += size(v);
+  if (bytes <= KEEP_BYTES) return;
   const keep = near();
   for (const [key, v] of images) {
-    if (bitmaps <= KEEP) break;
+    if (bytes <= KEEP_BYTES) break;
     if (typeof v !== 'object' || keep.has(key)) continue;
-    v.bmp.close();
+    bytes -= size(v);
+    release(v);
     images.delete(key);
-    bitmaps--;
   }
 }
 
@@ -116,6 +210,7 @@ function markReady() {
   let n = 0;
   while (typeof images.get(imageKey(state.frame + n + 1)) === 'object') n++;
   $('#player').dataset.readyAhead = n;
+  $('#player').dataset.frameSource = chunked() ? 'chunks' : 'images';
 }
 
 // prefetchAround wants the frames near n, AHEAD in the direction of the
@@ -146,6 +241,7 @@ export function prefetchAround(n) {
   for (const [key, f] of inflight) if (f.prefetch && !keep.has(key)) cancel(key);
   markReady();
   pump();
+  shrinkAhead();
 }
 
 function pump() {
@@ -155,8 +251,9 @@ function pump() {
   // server a prefetch that arrives before it would start a decode of its
   // own (a run starts at the frame asked), several per jump.
   if (typeof images.get(imageKey(state.frame)) !== 'object') return;
+  const chunks = chunked();
   for (const w of wanted) {
-    if (running >= PARALLEL || noImages) return;
+    if ((!chunks && running >= PARALLEL) || noImages) return;
     if (images.has(imageKey(w.n))) continue;
     running++;
     loadImage(w.n, true);
@@ -167,8 +264,9 @@ function pump() {
 export function forMovie(id) {
   if (imagesFor === id) return;
   for (const key of [...inflight.keys()]) cancel(key);
-  for (const v of images.values()) if (typeof v === 'object') v.bmp.close();
+  for (const v of images.values()) if (typeof v === 'object') release(v);
   images.clear();
+  forget();
   wanted = [];
   lastFrame = -1;
   direction = 1;
@@ -199,11 +297,18 @@ export function shownImage(n) {
     const c = $('#player');
     if (!img.full && !img.upgrading && (c.width * state.view.zoom > img.bmp.width || c.height * state.view.zoom > img.bmp.height)) {
       img.upgrading = true;
-      createImageBitmap(img.blob).then((bmp) => {
+      const full = (bmp) => {
         if (images.get(key) !== img) { bmp.close(); return; }
         images.set(key, { bmp, blob: img.blob, full: true }); // the scaled one is left to the collector: it may be on screen
         if (imageKey(state.frame) === key) onLoaded();
-      }, () => { img.upgrading = false; });
+      };
+      if (img.blob) {
+        createImageBitmap(img.blob).then(full, () => { img.upgrading = false; });
+      } else {
+        // A frame shrunk from its chunk: its GOP decoded again for it.
+        decodeGOP(state.movie, n, { wants: (f) => f === n && images.get(key) === img, take: (f, frame) => full(frame) })
+          .catch(() => { img.upgrading = false; });
+      }
     }
     return img.bmp;
   }

@@ -131,10 +131,12 @@ export function draw() {
   let drawn = false;
   if (img) {
     const src = source(view);
+    const iw = img.displayWidth || img.width; // an ImageBitmap, or a decoded VideoFrame
+    const ih = img.displayHeight || img.height;
     // Magnified past 3 screen pixels per frame pixel: show the pixels.
-    g.imageSmoothingEnabled = (W * view.zoom) / img.width < 3;
+    g.imageSmoothingEnabled = (W * view.zoom) / iw < 3;
     try {
-      g.drawImage(img, src.x * img.width, src.y * img.height, src.w * img.width, src.h * img.height, 0, 0, W, H);
+      g.drawImage(img, src.x * iw, src.y * ih, src.w * iw, src.h * ih, 0, 0, W, H);
       drawn = true;
     } catch {
       previous = null; // a bitmap the cache closed

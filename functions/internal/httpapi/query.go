@@ -73,18 +73,18 @@ func decodeFramesQuery(q url.Values) (framesQuery, error) {
 // wantsCSV reads Accept when format was not given: CSV when text/csv is
 // acceptable and JSON is not listed.
 func wantsCSV(accept string) bool {
-	var csv, js bool
+	l := listedTypes(accept)
+	return l["text/csv"] && !l["application/json"] && !l["application/*"]
+}
+
+// listedTypes: the media types an Accept header names (parameters and
+// malformed parts ignored).
+func listedTypes(accept string) map[string]bool {
+	l := map[string]bool{}
 	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case "text/csv":
-			csv = true
-		case "application/json", "application/*":
-			js = true
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil {
+			l[mt] = true
 		}
 	}
-	return csv && !js
+	return l
 }

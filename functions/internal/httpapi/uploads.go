@@ -203,9 +203,12 @@ func (h *Handler) frameImage(w http.ResponseWriter, r *http.Request, c call) err
 	return err
 }
 
-// GET /movies/{id}/chunks/{k}: 302 to chunk k of the movie's rendition (an
-// H.264 MP4 of Video.ChunkFrames frames, frames k*ChunkFrames on), for a
-// page that steps through whole chunks, or a download.
+// GET /movies/{id}/chunks/{k}: chunk k of the movie's rendition (an H.264
+// MP4 of Video.ChunkFrames frames, frames k*ChunkFrames on): a 302 to its
+// presigned URL (a download, a <video>), or, when Accept names
+// application/json, that URL in a ChunkView (the page, which decodes chunks
+// itself with WebCodecs: a fetch that follows a redirect to another origin
+// would carry the page's identity headers to S3).
 func (h *Handler) chunk(w http.ResponseWriter, r *http.Request, c call) error {
 	k, err := strconv.Atoi(r.PathValue("k"))
 	if err != nil || k < 0 || strconv.Itoa(k) != r.PathValue("k") {
@@ -223,6 +226,12 @@ func (h *Handler) chunk(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(ChunkRedirectMaxAge/time.Second)))
+	w.Header().Add("Vary", "Accept")
+	if listedTypes(strings.Join(r.Header.Values("Accept"), ","))["application/json"] {
+		first := k * m.Video.ChunkFrames
+		return writeJSON(w, http.StatusOK, ChunkView{Chunk: k, FirstFrame: first, FrameCount: min(m.Video.ChunkFrames, m.FrameCount-first),
+			URL: url, ExpiresAt: formatTime(c.now.Add(ChunkURLExpiry))})
+	}
 	w.Header().Set("Location", url)
 	w.WriteHeader(http.StatusFound)
 	return nil

@@ -98,7 +98,7 @@ func TestCreateUploadViewDelete(t *testing.T) {
 			}
 			d := alice.get(id).want(http.StatusOK).detail()
 			if d.Status != domain.StatusReady || d.Video == nil || *d.Video != (httpapi.VideoView{Width: 32, Height: 24, FrameCount: 2,
-				FrameRate: 25, Codec: "h264", DurationSeconds: 0.08}) || d.Trim != (httpapi.TrimView{Start: 0, End: 2}) {
+				FrameRate: 25, Codec: "h264", DurationSeconds: 0.08, ChunkFrames: 60}) || d.Trim != (httpapi.TrimView{Start: 0, End: 2}) {
 				t.Fatalf("ready: %+v video %+v", d, d.Video)
 			}
 
@@ -123,8 +123,22 @@ func TestCreateUploadViewDelete(t *testing.T) {
 			if got.StatusCode != http.StatusOK || !bytes.Equal(body, chunk) {
 				t.Fatalf("chunk: %d, %d bytes", got.StatusCode, len(body))
 			}
+			// The page asks for the URL as JSON (its fetch would carry the
+			// identity headers across the redirect).
+			var cv httpapi.ChunkView
+			r = alice.do("GET", "/movies/"+id+"/chunks/0", nil, header("Accept", "application/json")).want(http.StatusOK)
+			if err := json.Unmarshal(r.body, &cv); err != nil || cv.Chunk != 0 || cv.FirstFrame != 0 || cv.FrameCount != 2 ||
+				cv.ExpiresAt == "" || !strings.Contains(r.header.Get("Vary"), "Accept") {
+				t.Fatalf("chunk as JSON: %s %v %v", r.body, r.header, err)
+			}
+			if got, err := http.Get(cv.URL); err != nil || got.StatusCode != http.StatusOK {
+				t.Fatalf("chunk URL from JSON: %v %v", got, err)
+			} else {
+				got.Body.Close()
+			}
 			for _, k := range []string{"1", "-1", "01", "x"} {
 				alice.do("GET", "/movies/"+id+"/chunks/"+k, nil).problem(http.StatusNotFound, domain.CodeNotFound)
+				alice.do("GET", "/movies/"+id+"/chunks/"+k, nil, header("Accept", "application/json")).problem(http.StatusNotFound, domain.CodeNotFound)
 			}
 			for _, n := range []string{"2", "-1", "01", "x", "99999999"} {
 				alice.do("GET", "/movies/"+id+"/frames/"+n+"/image", nil).problem(http.StatusNotFound, domain.CodeNotFound)

@@ -261,6 +261,21 @@ type VideoView struct {
 	FrameRate       float64 `json:"frameRate"`
 	Codec           string  `json:"codec"`
 	DurationSeconds float64 `json:"durationSeconds"`
+	// ChunkFrames is the rendition's frames per chunk: frame n is in chunk
+	// n / chunkFrames (GET /movies/{id}/chunks/{k}). 0 for a movie ingested
+	// before chunks were recorded.
+	ChunkFrames int `json:"chunkFrames,omitempty"`
+}
+
+// ChunkView is chunk k of a movie's rendition: frames firstFrame to
+// firstFrame+frameCount-1, an H.264 MP4 that decodes on its own, at a
+// presigned URL valid until expiresAt.
+type ChunkView struct {
+	Chunk      int    `json:"chunk"`
+	FirstFrame int    `json:"firstFrame"`
+	FrameCount int    `json:"frameCount"`
+	URL        string `json:"url"`
+	ExpiresAt  string `json:"expiresAt"`
 }
 
 // UploadInfoView is the announced file.
@@ -278,7 +293,7 @@ func videoView(m domain.Movie) *VideoView {
 	}
 	v := m.Video
 	return &VideoView{Width: v.Width, Height: v.Height, FrameCount: m.FrameCount, FrameRate: m.FrameRate,
-		Codec: v.Codec, DurationSeconds: v.DurationSeconds}
+		Codec: v.Codec, DurationSeconds: v.DurationSeconds, ChunkFrames: v.ChunkFrames}
 }
 
 func uploadInfo(m domain.Movie, caller domain.User) *UploadInfoView {

@@ -36,7 +36,7 @@ func loadEdgeTemplate(t *testing.T) map[string]any {
 // (stack.Options.Edge) from tpl: the page with the template's response
 // headers, the API through its path patterns, the provider on two other
 // origins.
-func startDeployedShape(t *testing.T, out string, tpl map[string]any) *stack.Stack {
+func startDeployedShape(t *testing.T, out string, tpl map[string]any, more ...func(*stack.Options)) *stack.Stack {
 	t.Helper()
 	e, err := edge.FromTemplate(tpl)
 	if err != nil {
@@ -46,7 +46,37 @@ func startDeployedShape(t *testing.T, out string, tpl map[string]any) *stack.Sta
 		o.Edge = e
 		o.FrameDelay = 10 * time.Millisecond
 		o.Movies, o.FailAt = o.Movies[:1], map[string]int{}
+		for _, f := range more {
+			f(o)
+		}
 	})
+}
+
+// TestFramesInTheDeployedShape: under the template's CSP and with the
+// bucket on its own origin (its CORS rule as infra/stack makes it), Analyze
+// decodes a real movie's frames from its chunks: the chunk's URL from the
+// API, the MP4 from the bucket (connect-src), WebCodecs; stepping shows the
+// next frame. (A fetch the CSP blocked would, after three tries, fall back
+// to the server's images: data-frame-source would say "images".)
+func TestFramesInTheDeployedShape(t *testing.T) {
+	out := outputDir(t)
+	st := startDeployedShape(t, out, loadEdgeTemplate(t), func(o *stack.Options) { o.Movies = nil })
+	const id = "zebrafish-larva"
+	alice := newTabs(t, out, "alice")[0]
+	signInAs(alice, st.URL+"#/movies/"+id, "alice", "Alice")
+	shown := func(n string) string {
+		return `document.querySelector('#player').dataset.source === 'image' && document.querySelector('#player').dataset.shown === '` + n + `'`
+	}
+	alice.waitJS("frame 0 is shown", shown("0"))
+	if got := eval[string](alice, `document.querySelector('#player').dataset.frameSource`); got != "chunks" {
+		t.Fatalf("in the deployed shape the page draws frames from %q, want chunks", got)
+	}
+	alice.do("next frame", chromedp.Click(chromedp.ID("next-frame")))
+	alice.waitJS("frame 1 is shown", shown("1"))
+	if got := eval[string](alice, `document.querySelector('#player').dataset.frameSource`); got != "chunks" {
+		t.Fatalf("after a step the page draws frames from %q, want chunks", got)
+	}
+	alice.shot("deployed-frames")
 }
 
 // TestSignInInTheDeployedShape: the page served as CloudFront serves it

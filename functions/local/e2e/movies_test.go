@@ -144,39 +144,56 @@ func TestUploadedMovieInAnalyzeShowsItsRealFrames(t *testing.T) {
 		alice.shot(fmt.Sprintf("movies-frame-%02d", frame))
 	}
 
-	// The page's path (the API's redirect, S3, the browser's PNG decoder)
-	// against the tracer's (video.ReadFrames of the uploaded file).
-	for _, frame := range []int{0, 7, 47} {
-		js := fmt.Sprintf(`(async () => {
-			const r = await tracingAuth.fetch('/movies/%s/frames/%d/image');
-			const bmp = await createImageBitmap(await r.blob(), {colorSpaceConversion: 'none', premultiplyAlpha: 'none'});
-			const c = new OffscreenCanvas(bmp.width, bmp.height), g = c.getContext('2d');
+	alice.waitJS("the page decodes the frames from the movie's chunks", `document.querySelector('#player').dataset.frameSource === 'chunks'`)
+
+	// The page's two paths against the tracer's (video.ReadFrames of the
+	// uploaded file): the server's JPEG (the API, S3, the browser's JPEG
+	// decoder), and the frame the page decodes from the movie's chunk with
+	// WebCodecs (what Analyze draws in this browser), each drawn on a
+	// canvas at the frame's size. Frames 0, 7, 21 and 47 are in the
+	// chunk's three GOPs (an encoded chunk has a keyframe every 20 frames).
+	luma := func(draw string) string {
+		return `(async () => { const bmp = await (async () => { ` + draw + ` })();
+			const w = bmp.displayWidth || bmp.width, h = bmp.displayHeight || bmp.height;
+			const c = new OffscreenCanvas(w, h), g = c.getContext('2d');
 			g.drawImage(bmp, 0, 0);
-			const d = g.getImageData(0, 0, bmp.width, bmp.height).data;
+			bmp.close();
+			const d = g.getImageData(0, 0, w, h).data;
 			let s = ''; for (let i = 0; i < d.length; i += 4) s += String.fromCharCode(Math.round(0.299 * d[i] + 0.587 * d[i + 1] + 0.114 * d[i + 2]));
-			return btoa(s); })()`, id, frame)
-		b64 := eval[string](alice, js)
-		page, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var traced []byte
-		if err := video.ReadFrames(t.Context(), path, video.ReadOptions{Start: frame, End: frame + 1}, func(f video.Frame) error {
-			traced = append([]byte(nil), f.Gray...)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		// The page's image is a JPEG decoded from the movie's chunk (docs/media.md):
-		// its luma must be within 40 dB PSNR of the frame the tracer reads.
-		if len(page) != len(traced) || videotest.PSNR(page, traced) < 40 {
-			diff := 0
-			for i := range min(len(page), len(traced)) {
-				if page[i] != traced[i] {
-					diff++
-				}
+			return btoa(s); })()`
+	}
+	paths := map[string]string{
+		"the server's JPEG": `const r = await tracingAuth.fetch('/movies/%[1]s/frames/%[2]d/image');
+			return createImageBitmap(await r.blob(), {colorSpaceConversion: 'none', premultiplyAlpha: 'none'});`,
+		"the page's chunk decode": `const { decodeFrame } = await import('/views/framechunks.js');
+			const m = await (await tracingAuth.fetch('/movies/%[1]s')).json();
+			return decodeFrame(m, %[2]d);`,
+	}
+	for _, frame := range []int{0, 7, 47, 21} {
+		for name, draw := range paths {
+			b64 := eval[string](alice, luma(fmt.Sprintf(draw, id, frame)))
+			page, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Fatalf("frame %d: the browser shows %d bytes, the tracer reads %d; %d pixels differ, luma PSNR %.1f dB (want >= 40)", frame, len(page), len(traced), diff, videotest.PSNR(page, traced))
+			var traced []byte
+			if err := video.ReadFrames(t.Context(), path, video.ReadOptions{Start: frame, End: frame + 1}, func(f video.Frame) error {
+				traced = append([]byte(nil), f.Gray...)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// Both are decoded from the movie's chunk (docs/media.md): their
+			// luma must be within 40 dB PSNR of the frame the tracer reads.
+			if len(page) != len(traced) || videotest.PSNR(page, traced) < 40 {
+				diff := 0
+				for i := range min(len(page), len(traced)) {
+					if page[i] != traced[i] {
+						diff++
+					}
+				}
+				t.Fatalf("frame %d, %s: the browser shows %d bytes, the tracer reads %d; %d pixels differ, luma PSNR %.1f dB (want >= 40)", frame, name, len(page), len(traced), diff, videotest.PSNR(page, traced))
+			}
 		}
 	}
 }

@@ -72,8 +72,12 @@ func TestFramePrefetchAndCache(t *testing.T) {
 	cancel()
 
 	signIn(b, st.URL, "Dana")
+	// This test is of the server's JPEGs, what a browser without WebCodecs
+	// is shown (TestFramesDecodedFromChunks: what this one is shown).
+	b.do("use the server's frame images", chromedp.Evaluate[chromedp.Void](`localStorage.setItem('tracinglocks.frameSource', 'images')`))
 	b.do("open the clip", chromedp.Click(chromedp.CSS(`[data-testid="analyze-`+id+`"]`)))
-	b.waitJS("frame 0's image", `document.querySelector('#frame-label').textContent === '0' && document.querySelector('#player').dataset.source === 'image'`)
+	b.waitJS("frame 0's image", `document.querySelector('#frame-label').textContent === '0' && document.querySelector('#player').dataset.source === 'image' &&
+		document.querySelector('#player').dataset.frameSource === 'images'`)
 	// Without a step, the next frames are requested ahead, and no further.
 	b.waitJS("frames 1-8 requested ahead of frame 0", `(() => { const f = `+framesRequested+`; return [1,2,3,4,5,6,7,8].every((n) => f.includes(n)); })()`)
 	if got := eval[[]int](b, framesRequested); len(got) > 9 {
@@ -150,8 +154,9 @@ func TestFramePrefetchAndCache(t *testing.T) {
 	}
 
 	// Cancelled on navigation: with frame images slow to arrive (1.5 s each,
-	// emulated), open another clip and jump at once to frame 150; the
-	// fetches ahead of its frame 0 are cancelled, frame 150 still shows.
+	// emulated), open another clip and jump to frame 150 while the frames
+	// after its frame 0 are on their way; those fetches are cancelled,
+	// frame 150 still shows.
 	const other = "mouse-open-field"
 	slow := []*network.Conditions{{URLPattern: st.URL + "movies/" + other + "/frames/*/image", Latency: 1500, DownloadThroughput: -1, UploadThroughput: -1}}
 	ctx, cancel = b.step()
@@ -160,8 +165,23 @@ func TestFramePrefetchAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.do("open another clip and jump to frame 150 at once", chromedp.Evaluate[chromedp.Void](`location.hash = '#/movies/`+other+`'`))
+	b.do("open another clip", chromedp.Evaluate[chromedp.Void](`location.hash = '#/movies/`+other+`'`))
 	b.waitJS("its editor", `!document.querySelector('#analyze-view').hidden && document.querySelector('#movie-title').textContent !== ''`)
+	// Once frame 0 shows, the frames after it are asked for (each takes
+	// 1.5 s); the jump comes while they are on their way. (Jumping before
+	// frame 0 shows, as this test did, found nothing to cancel whenever the
+	// editor showed first: the fetches ahead wait for the shown frame.)
+	ahead := regexp.MustCompile(`/movies/` + other + `/frames/1/image$`)
+	waitFor(t, "frame 1 of the other clip asked for ahead", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, u := range ids {
+			if ahead.MatchString(u) {
+				return true
+			}
+		}
+		return false
+	})
 	b.do("jump", chromedp.SetValue(chromedp.ID("frame-slider"), "150"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('frame-slider').dispatchEvent(new Event('input'))`))
 	b.waitJS("frame 150's image", `document.querySelector('#frame-label').textContent === '150' && document.querySelector('#player').dataset.source === 'image'`)

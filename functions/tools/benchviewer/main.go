@@ -60,6 +60,7 @@ func main() {
 	seed := flag.Int64("seed", 1, "the random jumps' seed")
 	pauses := flag.String("pauses", "0,200", "milliseconds between an image showing and the next press, one cold pass each")
 	softComp := flag.Bool("software-compositing", false, "composite in software (--disable-gpu-compositing) instead of headless Chromium's emulated GPU (SwiftShader)")
+	source := flag.String("frame-source", "chunks", "chunks: the page decodes frames from the movie's chunks (WebCodecs); images: it fetches the server's JPEG of each frame")
 	flag.Parse()
 	var ps []int
 	for _, f := range strings.Split(*pauses, ",") {
@@ -70,13 +71,17 @@ func main() {
 		}
 		ps = append(ps, v)
 	}
-	if err := run(*movie, *steps, *jumps, *seed, *chromium, *upload, ps, *softComp); err != nil {
+	if *source != "chunks" && *source != "images" {
+		fmt.Fprintln(os.Stderr, "bench-viewer: -frame-source is chunks or images")
+		os.Exit(2)
+	}
+	if err := run(*movie, *steps, *jumps, *seed, *chromium, *upload, ps, *softComp, *source); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-viewer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(movie string, steps, jumps int, seed int64, chromium, upload string, pauses []int, softComp bool) error {
+func run(movie string, steps, jumps int, seed int64, chromium, upload string, pauses []int, softComp bool, source string) error {
 	ddb, sqs, s3 := os.Getenv(envvar.DynamoDBEndpoint), os.Getenv(envvar.SQSEndpoint), os.Getenv(envvar.S3Endpoint)
 	if ddb == "" || sqs == "" {
 		return fmt.Errorf("DYNAMODB_ENDPOINT and SQS_ENDPOINT are not set: run it with make bench-viewer")
@@ -113,6 +118,7 @@ func run(movie string, steps, jumps int, seed int64, chromium, upload string, pa
 		chromedp.WaitVisible(chromedp.ID("identity-name")),
 		chromedp.SetValue(chromedp.ID("identity-name"), "Bench"),
 		chromedp.Click(chromedp.ID("identity-use")),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('tracinglocks.frameSource', '`+source+`')`),
 		chromedp.Navigate(st.URL+"#/movies/"+movie),
 		chromedp.WaitVisible(chromedp.ID("next-frame")),
 	); err != nil {
@@ -126,7 +132,7 @@ func run(movie string, steps, jumps int, seed int64, chromium, upload string, pa
 		return fmt.Errorf("frame 0 never showed its image: %w", err)
 	}
 	size, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(() => { const c = document.querySelector('#player');
-		return c.width + 'x' + c.height + ' canvas px for a ' + document.querySelector('#movie-info').textContent; })()`))
+		return c.width + 'x' + c.height + ' canvas px for a ' + document.querySelector('#movie-info').textContent + '; frames from ' + c.dataset.frameSource; })()`))
 	if err != nil {
 		return err
 	}

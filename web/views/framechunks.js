@@ -182,3 +182,33 @@ export async function decodeFrame(m, n) {
   if (!got) throw new MP4Error('frame ' + n + ' was not decoded');
   return got;
 }
+
+// shrink: an ImageBitmap of frame at width x height, made by a worker
+// (views/shrinker.js) so the conversion does not hold up the main thread;
+// frame is transferred to it (closed here either way). Without workers, made
+// here.
+let worker;
+const shrinking = new Map(); // id -> { resolve, reject }
+let lastID = 0;
+export function shrink(frame, width, height) {
+  if (worker === undefined) {
+    try {
+      worker = new Worker(new URL('./shrinker.js', import.meta.url));
+      worker.onmessage = (e) => {
+        const p = shrinking.get(e.data.id);
+        shrinking.delete(e.data.id);
+        if (p && e.data.bmp) p.resolve(e.data.bmp); else if (p) p.reject(new Error(e.data.error));
+      };
+    } catch {
+      worker = null;
+    }
+  }
+  if (!worker) {
+    return createImageBitmap(frame, { resizeWidth: width, resizeHeight: height, resizeQuality: 'low' }).finally(() => frame.close());
+  }
+  return new Promise((resolve, reject) => {
+    const id = ++lastID;
+    shrinking.set(id, { resolve, reject });
+    worker.postMessage({ id, frame, width, height }, [frame]);
+  });
+}

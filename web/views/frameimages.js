@@ -32,7 +32,7 @@
 import { $ } from '../dom.js';
 import { state } from '../state.js';
 import { api, APIError, moviePath } from '../api.js';
-import { usable, decodeGOP, forget } from './framechunks.js';
+import { usable, decodeGOP, forget, shrink } from './framechunks.js';
 
 const KEEP_BYTES = 192 * 2 ** 20;
 const AROUND = 60; // a decoded GOP's frames kept this far after the shown one (a GOP is at most a chunk), and a sixth as far before
@@ -163,9 +163,9 @@ function release(v) { v.bmp.close(); }
 
 // shrinkAhead turns, one at a time, the shown frame and the frames wanted
 // ahead that are decoded VideoFrames into ImageBitmaps at the canvas's size
-// (and closes the VideoFrame): drawing a 1080p VideoFrame converts it on the
-// main thread each time (~15 ms without a GPU), drawing the bitmap only
-// copies it. Zoomed in, the VideoFrame is drawn as it is; a shrunk frame is
+// (a worker makes them: framechunks.shrink):
+// drawing a 1080p VideoFrame converts it on the main thread each time (~15 ms
+// without a GPU), drawing the bitmap only copies it. Zoomed in, the VideoFrame is drawn as it is; a shrunk frame is
 // then drawn from the server's JPEG at full size (shownImage).
 let shrinking = false;
 function shrinkAhead() {
@@ -176,7 +176,8 @@ function shrinkAhead() {
     const v = images.get(key);
     if (typeof v !== 'object' || !v.bmp.displayWidth) continue;
     shrinking = true;
-    createImageBitmap(v.bmp, { resizeWidth: fit.width, resizeHeight: fit.height, resizeQuality: 'low' }).then((bmp) => {
+    // A clone goes to the worker (the same pixels): v stays drawable meanwhile.
+    shrink(v.bmp.clone(), fit.width, fit.height).then((bmp) => {
       if (images.get(key) !== v) { bmp.close(); return; }
       images.set(key, { bmp, full: false }); // in v's place: the same age
       v.bmp.close();

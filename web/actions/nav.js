@@ -32,7 +32,11 @@ export async function navigate() {
     listTimer = setInterval(() => refreshList(gen), POLL_LIST_MS);
   } else if (next.name === ROUTE.UNKNOWN) {
     focusEl('#not-found-title');
-  } else if (state.movieId !== next.id) {
+  } else if (state.movieId !== next.id || !state.movie || !state.leaseId) {
+    // Opened again unless it is open and ours: an earlier navigation still
+    // reading the movie (or asking for its lease) is of an older generation,
+    // and its answers are dropped (two at once on a cold load: the page's own
+    // and the sign-in restore's).
     await openAnalyze(next.id, gen);
   }
 }

@@ -4,7 +4,8 @@
 // web/mp4.js and the GOP that shows the frame is decoded by WebCodecs'
 // VideoDecoder. A chunk's frame i is frame k * chunkFrames + i, the frame
 // the server's JPEG and the tracer show (the same H.264 samples, decoded by
-// another decoder of the same standard: docs/media.md, "Viewer").
+// another decoder of the same standard: docs/media.md, "Viewer: frames
+// decoded in the browser").
 //
 // A GOP decodes on its own (it starts with a key frame and the decoder is
 // flushed after it), so a jump decodes at most one GOP (20 frames of an

@@ -13,7 +13,8 @@
 // A frame image never changes (a movie is ingested once), so it is fetched
 // through the browser's HTTP cache: the API's redirect is cached for minutes
 // and the image behind it is served as immutable. Decoded frames are kept as
-// the decoder's VideoFrames (drawn as they are, at full size), or as
+// the decoder's VideoFrames (drawable at full size) and, once shown or
+// wanted ahead, ImageBitmaps of them at the canvas's size; or as
 // ImageBitmaps of the JPEGs (made off the main thread by createImageBitmap,
 // at the canvas's size when the canvas is smaller than the frame and not
 // zoomed, so a step onto a fetched frame only copies its pixels; the JPEG is
@@ -73,9 +74,8 @@ const sink = {
     return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 6);
   },
   take(n, frame) {
-    // The decoded frame itself is kept and drawn (no conversion to an
-    // ImageBitmap: that cost more than the decode, and the frame is at full
-    // size for a zoom); the cache closes it.
+    // The decoded frame is kept as it is (drawable at full size) until it
+    // is shown or wanted ahead (shrinkAhead); the cache closes it.
     const key = imageKey(n);
     if (!key.startsWith(state.movieId + '/') || typeof images.get(key) === 'object') { frame.close(); return; }
     images.set(key, { bmp: frame, full: true });
@@ -159,14 +159,12 @@ function cancel(key) {
 // near: the frames kept whatever their age (shown, or wanted ahead).
 function near() { return new Set([imageKey(state.frame), ...wanted.map((w) => imageKey(w.n))]); }
 
-function release(v) { v.bmp.close(); }
-
 // shrinkAhead turns, one at a time, the shown frame and the frames wanted
 // ahead that are decoded VideoFrames into ImageBitmaps at the canvas's size
-// (a worker makes them: framechunks.shrink):
-// drawing a 1080p VideoFrame converts it on the main thread each time (~15 ms
-// without a GPU), drawing the bitmap only copies it. Zoomed in, the VideoFrame is drawn as it is; a shrunk frame is
-// then drawn from the server's JPEG at full size (shownImage).
+// (a worker makes them: framechunks.shrink): drawing a 1080p VideoFrame
+// converts it on the main thread each time (~15 ms without a GPU), drawing
+// the bitmap only copies it. Zoomed in, a VideoFrame is drawn as it is, and
+// a shrunk frame's GOP is decoded again for it (shownImage).
 let shrinking = false;
 function shrinkAhead() {
   const fit = fitted();
@@ -200,7 +198,7 @@ function evict() {
     if (bytes <= KEEP_BYTES) break;
     if (typeof v !== 'object' || keep.has(key)) continue;
     bytes -= size(v);
-    release(v);
+    v.bmp.close();
     images.delete(key);
   }
 }
@@ -265,7 +263,7 @@ function pump() {
 export function forMovie(id) {
   if (imagesFor === id) return;
   for (const key of [...inflight.keys()]) cancel(key);
-  for (const v of images.values()) if (typeof v === 'object') release(v);
+  for (const v of images.values()) if (typeof v === 'object') v.bmp.close();
   images.clear();
   forget();
   wanted = [];

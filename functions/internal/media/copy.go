@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,8 +162,16 @@ func verifyChunks(ctx context.Context, p *CopyPlan, dir string, k0, n int) (int,
 		return 0, err
 	}
 	args := []string{"-nostdin", "-hide_banner", "-v", "error"}
+	// Each chunk's timestamps start after the one before ends (-itsoffset:
+	// ffmpeg reads the input whose output is furthest behind), so the
+	// chunks are decoded one after the other, not a frame of each in turn,
+	// and a decoder's reference frames are still in the cache when it
+	// decodes the next (10 chunks of 720x528: 310-327 ms of CPU against
+	// 343-373 interleaved). The timestamps are not what is proven.
+	span := int(math.Ceil(float64(p.GOP)*p.Step)) + 1
 	for i := range n {
-		args = append(args, "-nofind_stream_info", "-threads", "1", "-skip_loop_filter", "all", "-i", filepath.Join(dir, segmentName(k0+i)))
+		args = append(args, "-itsoffset", strconv.Itoa(i*span), "-nofind_stream_info", "-threads", "1", "-skip_loop_filter", "all",
+			"-i", filepath.Join(dir, segmentName(k0+i)))
 	}
 	for i := range n {
 		m := strconv.Itoa(i) + ":v:0"

@@ -170,7 +170,7 @@ func writeHour(w io.Writer, m measured, d deployed) hour {
 	h := extrapolate(m, d)
 	t := m.totals()
 	fmt.Fprintf(w, "\nOne hour of 1080p30 = %d frames = %.1f x this clip's %d frames.\n", hourFrames, h.Scale, m.Frames)
-	fmt.Fprintf(w, "- Preamble of the first range only (video.Probe + media.PlanRendition over the presigned GET, measured once on this upload; later ranges read the recorded decision): %.2f CPU-s, %.1f MB read (%.2f x the upload), %d GETs; at an hour x %.1f: %.1f CPU-s and %.0f MB, so %.1f s of wall (the larger of CPU and bytes / %.0f MB/s, an assumed S3 read rate, not measured)\n",
+	fmt.Fprintf(w, "- Preamble of the first range only (media.Decide: one ffprobe over the presigned GET, measured once on this upload; later ranges read the recorded decision): %.2f CPU-s, %.1f MB read (%.2f x the upload), %d GETs; at an hour x %.1f: %.1f CPU-s and %.0f MB, so %.1f s of wall (the larger of CPU and bytes / %.0f MB/s, an assumed S3 read rate, not measured)\n",
 		m.Pre.CPU.Seconds(), mb(m.Pre.ReadBytes), float64(m.Pre.ReadBytes)/float64(m.SourceBytes), m.Pre.GETs, h.Scale, h.PreCPU, h.PreBytes/1e6, h.PreWall, d.S3ReadMBps)
 	fmt.Fprintf(w, "- Work per frame: (%.1f ffmpeg/ffprobe CPU-s - one preamble %.2f) / %d frames = %.2f ms per frame\n",
 		t.ChildCPU.Seconds(), m.Pre.CPU.Seconds(), m.Frames, 1000*h.WorkPerFrame)

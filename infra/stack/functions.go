@@ -26,12 +26,13 @@ import (
 //   - the ingest's /tmp does not: it streams the upload over ranged GETs and
 //     holds at most 16 chunks (128 MiB of a remux) at once (package media);
 //   - the 900 s of one invocation does: the first range reads the whole
-//     upload about 3 times (probe and plan: 3.04x measured by make sim-hour
-//     on 2026-12-06) before it prepares a frame, and must finish a chunk by
-//     its hard deadline (a minute before the timeout). At an assumed 75 MB/s
-//     from S3 (not measured), 16 GiB is 17.2 GB x 3.04 / 75 MB/s = 696 s,
-//     144 s to spare; 32 GiB would not fit. Later ranges read only the
-//     decision.
+//     upload once more before it prepares a frame (the decision's one
+//     ffprobe: 1.05x the upload, make sim-hour on 2026-12-08; 3.04x before,
+//     three reads) and must finish a chunk by its hard deadline (a minute
+//     before the timeout). At an assumed 75 MB/s from S3 (not measured),
+//     16 GiB is 17.2 GB x 1.05 / 75 MB/s = 241 s, ~600 s to spare; 32 GiB
+//     would fit that arithmetic too but is not allowed until the read rate
+//     is measured in AWS. Later ranges read only the decision.
 const MovieMaxBytes = 16 << 30
 
 // addFunctions creates the api, streamprocessor and worker functions, each

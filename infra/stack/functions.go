@@ -30,9 +30,10 @@ import (
 //     ffprobe: 1.05x the upload, make sim-hour on 2026-12-08; 3.04x before,
 //     three reads) and must finish a chunk by its hard deadline (a minute
 //     before the timeout). At an assumed 75 MB/s from S3 (not measured),
-//     16 GiB is 17.2 GB x 1.05 / 75 MB/s = 241 s, ~600 s to spare; 32 GiB
-//     would fit that arithmetic too but is not allowed until the read rate
-//     is measured in AWS. Later ranges read only the decision.
+//     16 GiB is 17.2 GB x 1.05 / 75 MB/s = 241 s of reading (the tool
+//     printed 277 s for the preamble), ~560 s to spare; 32 GiB would fit
+//     that arithmetic too but is not allowed until the read rate is
+//     measured in AWS. Later ranges read only the decision.
 const MovieMaxBytes = 16 << 30
 
 // addFunctions creates the api, streamprocessor and worker functions, each

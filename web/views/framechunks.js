@@ -98,8 +98,8 @@ async function decoderFor(m, k, chunk) {
   return d;
 }
 
-// offer gives a decoded frame to the first sink that wants it (a clone to
-// each further one) and closes it.
+// offer gives a clone of a decoded frame to each GOP run on this decoder
+// that wants it (deliver shares it among the run's sinks) and closes it.
 function offer(d, frame) {
   const n = d.k * d.chunkFrames + Math.round(frame.timestamp / TICKS);
   for (const sink of d.sinks) {
@@ -125,9 +125,9 @@ export async function decodeGOP(m, n, sink) {
     // A chunk the reader refuses, or chunks that do not arrive again and
     // again (a bucket this origin may not fetch from: a CSP or CORS rule):
     // the server's images instead.
-    const n = (failures.get(m.id) || 0) + 1;
-    failures.set(m.id, n);
-    if (err instanceof MP4Error || n >= FAILURES) broken.add(m.id);
+    const inARow = (failures.get(m.id) || 0) + 1;
+    failures.set(m.id, inARow);
+    if (err instanceof MP4Error || inARow >= FAILURES) broken.add(m.id);
     throw err;
   }
   const g = gopOf(chunk, n - k * cf);
@@ -199,6 +199,13 @@ export function shrink(frame, width, height) {
         const p = shrinking.get(e.data.id);
         shrinking.delete(e.data.id);
         if (p && e.data.bmp) p.resolve(e.data.bmp); else if (p) p.reject(new Error(e.data.error));
+      };
+      // A worker that cannot start (its script refused): the page shrinks
+      // on its main thread from then on.
+      worker.onerror = () => {
+        worker = null;
+        for (const p of shrinking.values()) p.reject(new Error('the shrinking worker stopped'));
+        shrinking.clear();
       };
     } catch {
       worker = null;

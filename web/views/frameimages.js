@@ -41,7 +41,7 @@ const AHEAD = 8;
 const BEHIND = 2;
 const PARALLEL = 4;
 const RETRY_MS = 2000; // a frame whose image failed (not a 404) is asked for again after this
-const images = new Map(); // key movieId/frame -> ImageBitmap | 'loading' | 'none'
+const images = new Map(); // key movieId/frame -> { bmp: ImageBitmap | VideoFrame, full, blob? } | 'loading' | 'none'
 const inflight = new Map(); // key -> { ctrl: AbortController, prefetch: bool }
 let wanted = []; // frames to fetch ahead, nearest first: { n, behind }
 let lastFrame = -1; // the frame shown before (the stepping direction)
@@ -66,33 +66,40 @@ function loadImage(n, prefetch) {
   return chunked() ? loadFromChunk(n) : loadJPEG(n, prefetch);
 }
 
-// The chunk decoder's sink: the frames asked for, and those of a decoded
-// GOP near the shown one.
-const sink = {
-  wants(n) {
-    const v = images.get(imageKey(n));
-    return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 6);
-  },
-  take(n, frame) {
-    // The decoded frame is kept as it is (drawable at full size) until it
-    // is shown or wanted ahead (shrinkAhead); the cache closes it.
-    const key = imageKey(n);
-    if (!key.startsWith(state.movieId + '/') || typeof images.get(key) === 'object') { frame.close(); return; }
-    images.set(key, { bmp: frame, full: true });
-    evict();
-    if (imageKey(state.frame) === key) onLoaded();
-    markReady();
-    pump();
-    shrinkAhead();
-  },
-};
+// sinkFor is the chunk decoder's sink for movie id's frames: the frames
+// asked for, and those of a decoded GOP near the shown one, while id is the
+// open movie (a GOP of the movie left behind may still be decoded: its
+// chunk was on its way when forMovie forgot the decoders).
+function sinkFor(id) {
+  return { wants: (n) => id === state.movieId && keeps(n), take: (n, frame) => (id === state.movieId ? take(n, frame) : frame.close()) };
+}
+let sink = sinkFor(null); // the open movie's (forMovie)
+
+// keeps: frame n is asked for, or near the shown frame and not yet had.
+function keeps(n) {
+  const v = images.get(imageKey(n));
+  return v === 'loading' || (v === undefined && n - state.frame <= AROUND && state.frame - n <= AROUND / 6);
+}
+
+function take(n, frame) {
+  // The decoded frame is kept as it is (drawable at full size) until it
+  // is shown or wanted ahead (shrinkAhead); the cache closes it.
+  const key = imageKey(n);
+  if (typeof images.get(key) === 'object') { frame.close(); return; }
+  images.set(key, { bmp: frame, full: true });
+  evict();
+  if (imageKey(state.frame) === key) onLoaded();
+  markReady();
+  pump();
+  shrinkAhead();
+}
 
 function loadFromChunk(n) {
   const key = imageKey(n);
   if (images.has(key) || noImages) return;
   images.set(key, 'loading');
   decodeGOP(state.movie, n, sink).then(() => {
-    // Decoded, and not on its way to a bitmap: the GOP did not show it.
+    // Decoded, and not delivered: the GOP did not show it.
     if (images.get(key) === 'loading') failed(key, false);
   }, (err) => {
     if (images.get(key) !== 'loading') return;
@@ -266,6 +273,7 @@ export function forMovie(id) {
   for (const v of images.values()) if (typeof v === 'object') v.bmp.close();
   images.clear();
   forget();
+  sink = sinkFor(id);
   wanted = [];
   lastFrame = -1;
   direction = 1;
